@@ -1,0 +1,56 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { ServeConfig } from './config.js';
+import { ServiceError } from './errors.js';
+import { clientErrorHandler } from './http/client-error-handler.js';
+import { errorHandler } from './http/error-handler.js';
+import { parseExactJson } from './http/exact-json.js';
+import { addInt64Keyword } from './http/int64-keyword.js';
+import { plantsRoutes } from './http/routes/plants-routes.js';
+import { systemRoutes } from './http/routes/system-routes.js';
+import type { Store } from './store/store.js';
+import { TokenVerifier } from './tokens/token-verifier.js';
+
+export type AppConfig = Pick<ServeConfig, 'logLevel' | 'bodyLimit' | 'tokenCacheTtlMs'>;
+
+/**
+ * Builds the HTTP application on a store. It never listens: the serve
+ * command does, and tests inject requests or listen on a port of their own.
+ * The store stays the caller's to close.
+ */
+export function buildApp(config: AppConfig, store: Store): FastifyInstance {
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      // Defence in depth: the default serialisers never log headers, and nothing may log a token.
+      redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
+    },
+    bodyLimit: config.bodyLimit,
+    ajv: {
+      // Validate exactly what was sent: no coercion (`"1"` is not an id), no defaults, nothing removed.
+      customOptions: { coerceTypes: false, useDefaults: false, removeAdditional: false },
+      plugins: [addInt64Keyword],
+    },
+    clientErrorHandler,
+    return503OnClosing: true,
+  });
+
+  app.decorateRequest('token', null);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(async (request) => {
+    throw new ServiceError('NOT_FOUND', { detail: `${request.method} ${request.url.split('?')[0]}` });
+  });
+
+  // Only JSON is accepted, parsed so that int64 ids keep every digit.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseExactJson(body as string));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+
+  systemRoutes(app);
+  plantsRoutes(app, { store, verifier: new TokenVerifier(store, { ttlMs: config.tokenCacheTtlMs }) });
+  return app;
+}

@@ -1,0 +1,75 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { ConfigError, describeSettings, loadStoreConfig, settings } from '../config.js';
+import { openStore } from '../store/open-store.js';
+import type { Store } from '../store/store.js';
+
+/** A command used wrongly: one line on stderr, exit code 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** A command that ran but could not do what was asked: one line on stderr, exit code 1. */
+export class CommandFailed extends Error {
+  override name = 'CommandFailed';
+}
+
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+/** Everything a command needs from its surroundings, so that tests can run it in-process too. */
+export interface CommandContext {
+  env: Readonly<Record<string, string | undefined>>;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/**
+ * Parses a command's arguments strictly: an unknown flag, a missing value or a
+ * stray positional argument is a UsageError. Every command gets `--help`, and
+ * each setting named in `settingNames` gets its flag (`--database-url`, ...).
+ */
+export function parseCommandLine<O extends Options>(
+  argv: readonly string[],
+  spec: { options: O; settingNames?: readonly (keyof typeof settings)[]; positionals?: number },
+) {
+  const settingFlags = Object.fromEntries(
+    (spec.settingNames ?? []).map((name) => [settings[name].flag, { type: 'string' as const }]),
+  );
+  try {
+    const parsed = parseArgs({
+      args: [...argv],
+      options: { ...settingFlags, ...spec.options, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: (spec.positionals ?? 0) > 0,
+      strict: true,
+    });
+    if (parsed.positionals.length > (spec.positionals ?? 0)) {
+      throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[spec.positionals ?? 0])}`);
+    }
+    return parsed;
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError((error as Error).message.split('. ')[0] ?? 'invalid arguments');
+  }
+}
+
+/** The text of `--help` for a command: usage line, description, and its settings with defaults. */
+export function helpText(usage: string, description: string, settingNames: readonly (keyof typeof settings)[] = [], extra = ''): string {
+  const settingsPart = settingNames.length === 0 ? '' : `\nSettings (flag, environment variable, meaning):\n${describeSettings(settingNames)}\n`;
+  return `Usage: ${usage}\n\n${description}\n${extra === '' ? '' : `\n${extra}\n`}${settingsPart}`;
+}
+
+/** Opens the store named by --database-url or DATABASE_URL, runs `work`, and always closes it. */
+export async function withStore(
+  values: Record<string, unknown>,
+  context: CommandContext,
+  work: (store: Store) => Promise<number>,
+): Promise<number> {
+  const config = loadStoreConfig({ env: context.env, flags: values as Record<string, string | undefined> });
+  const store = await openStore(config.database);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,34 @@
+import { newPlantToJson } from '../plants/plant.js';
+import { type CommandContext, helpText, parseCommandLine, UsageError, withStore } from './command-line.js';
+
+export const plantsHelp = helpText(
+  'plantstore plants export [options]',
+  'Writes every stored plant to stdout, one JSON object a line, by ascending id; ids are exact.',
+  ['database'],
+);
+
+const PAGE_SIZE = 1000;
+
+export async function plantsCommand(argv: readonly string[], context: CommandContext): Promise<number> {
+  const [subcommand, ...rest] = argv;
+  if (subcommand === undefined || subcommand === '--help' || subcommand === '-h') {
+    context.stdout.write(plantsHelp);
+    return subcommand === undefined ? 2 : 0;
+  }
+  if (subcommand !== 'export') throw new UsageError(`unknown plants subcommand ${JSON.stringify(subcommand)}; expected export`);
+  const { values } = parseCommandLine(rest, { options: {}, settingNames: ['database'] });
+  if (values.help) {
+    context.stdout.write(plantsHelp);
+    return 0;
+  }
+  return withStore(values, context, async (store) => {
+    let after: bigint | undefined;
+    for (;;) {
+      const page = await store.listPlants(after === undefined ? { limit: PAGE_SIZE } : { after, limit: PAGE_SIZE });
+      if (page.length === 0) return 0;
+      const lines = page.map((plant) => `${newPlantToJson(plant)}\n`).join('');
+      if (!context.stdout.write(lines)) await new Promise((resolve) => context.stdout.once('drain', resolve));
+      after = page.at(-1)!.id;
+    }
+  });
+}

@@ -1,0 +1,170 @@
+import { isAbsolute, resolve } from 'node:path';
+
+/**
+ * Settings: every one the service has, read once from the environment and
+ * the command line (a flag wins over its variable), validated, and frozen.
+ * Nothing else in the code reads `process.env`.
+ */
+export interface ServeConfig {
+  /** Address to listen on. */
+  readonly host: string;
+  /** TCP port to listen on; 0 picks a free one. */
+  readonly port: number;
+  readonly database: DatabaseLocation;
+  readonly logLevel: LogLevel;
+  /** Largest request body accepted, in bytes; larger ones answer 413. */
+  readonly bodyLimit: number;
+  /** How long a verified token is trusted before it is looked up again, in milliseconds. */
+  readonly tokenCacheTtlMs: number;
+}
+
+export interface StoreConfig {
+  readonly database: DatabaseLocation;
+}
+
+export type DatabaseLocation = { readonly kind: 'sqlite'; readonly path: string; readonly url: string };
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** A setting that is wrong; its message is one line that names it. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+interface Setting<T> {
+  env: string;
+  flag: string;
+  default: T;
+  help: string;
+  parse(text: string, source: string): T;
+}
+
+/** Every setting, with its variable, flag, default (and unit) and meaning. */
+export const settings = {
+  host: {
+    env: 'HOST',
+    flag: 'host',
+    default: '127.0.0.1',
+    help: 'address to listen on (0.0.0.0 for every interface)',
+    parse: parseHost,
+  },
+  port: {
+    env: 'PORT',
+    flag: 'port',
+    default: 8080,
+    help: 'TCP port to listen on (0 picks a free one)',
+    parse: (text, source) => parseInteger(text, source, 0, 65535),
+  },
+  database: {
+    env: 'DATABASE_URL',
+    flag: 'database-url',
+    default: parseDatabaseUrl('sqlite:./data/plantstore.db', 'default'),
+    help: 'where plants and tokens are stored: sqlite:PATH',
+    parse: parseDatabaseUrl,
+  },
+  logLevel: {
+    env: 'LOG_LEVEL',
+    flag: 'log-level',
+    default: 'info' as LogLevel,
+    help: `log level: ${LOG_LEVELS.join(', ')}`,
+    parse: (text, source) => parseOneOf(text, source, LOG_LEVELS),
+  },
+  bodyLimit: {
+    env: 'BODY_LIMIT',
+    flag: 'body-limit',
+    default: 64 * 1024, // bytes
+    help: 'largest request body accepted, in bytes',
+    parse: (text, source) => parseInteger(text, source, 1, 64 * 1024 * 1024),
+  },
+  tokenCacheTtlMs: {
+    env: 'TOKEN_CACHE_TTL_MS',
+    flag: 'token-cache-ttl-ms',
+    // Under a second, so that a revoked token is refused within one second.
+    default: 500, // milliseconds
+    help: 'how long a verified token is trusted before it is looked up again, in ms (at most 1000)',
+    parse: (text, source) => parseInteger(text, source, 0, 1000),
+  },
+} satisfies Record<keyof ServeConfig, Setting<unknown>>;
+
+type SettingName = keyof typeof settings;
+type ValueOf<N extends SettingName> = (typeof settings)[N]['default'];
+
+/** Raw values as given: the environment, and flags by flag name (without `--`). */
+export interface Sources {
+  env: Readonly<Record<string, string | undefined>>;
+  flags: Readonly<Record<string, string | undefined>>;
+}
+
+export function loadServeConfig(sources: Sources): ServeConfig {
+  return load(['host', 'port', 'database', 'logLevel', 'bodyLimit', 'tokenCacheTtlMs'], sources);
+}
+
+export function loadStoreConfig(sources: Sources): StoreConfig {
+  return load(['database'], sources);
+}
+
+function load<N extends SettingName>(names: readonly N[], { env, flags }: Sources): { readonly [K in N]: ValueOf<K> } {
+  const config = {} as { [K in N]: ValueOf<K> };
+  for (const name of names) {
+    const setting: Setting<unknown> = settings[name];
+    const flag = flags[setting.flag];
+    const variable = env[setting.env];
+    config[name] = (
+      flag !== undefined
+        ? setting.parse(flag, `--${setting.flag}`)
+        : variable !== undefined && variable !== ''
+          ? setting.parse(variable, setting.env)
+          : setting.default
+    ) as ValueOf<N>;
+  }
+  return Object.freeze(config);
+}
+
+/** The lines `--help` prints for these settings. */
+export function describeSettings(names: readonly SettingName[]): string {
+  return names
+    .map((name) => {
+      const setting: Setting<unknown> = settings[name];
+      const shown = name === 'database' ? settings.database.default.url : String(setting.default);
+      return `  --${setting.flag.padEnd(20)} ${setting.env.padEnd(20)} ${setting.help} (default: ${shown})`;
+    })
+    .join('\n');
+}
+
+function parseInteger(text: string, source: string, min: number, max: number): number {
+  if (!/^\d+$/.test(text.trim()) || Number(text) < min || Number(text) > max) {
+    throw new ConfigError(`${source} must be a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`);
+  }
+  return Number(text);
+}
+
+function parseOneOf<T extends string>(text: string, source: string, allowed: readonly T[]): T {
+  const value = text.trim().toLowerCase();
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new ConfigError(`${source} must be one of ${allowed.join(', ')}, got ${JSON.stringify(text)}`);
+  }
+  return value as T;
+}
+
+function parseHost(text: string, source: string): string {
+  const host = text.trim();
+  if (host === '' || /[\s/]/.test(host)) {
+    throw new ConfigError(`${source} must be a host name or IP address, got ${JSON.stringify(text)}`);
+  }
+  return host;
+}
+
+/** `sqlite:PATH` (relative to the working directory) or `sqlite:///ABSOLUTE/PATH`. */
+export function parseDatabaseUrl(text: string, source: string): DatabaseLocation {
+  const url = text.trim();
+  const sqlite = /^sqlite:(?:\/\/)?(.+)$/i.exec(url);
+  if (sqlite?.[1] !== undefined) {
+    const path = sqlite[1];
+    return { kind: 'sqlite', path: path === ':memory:' || isAbsolute(path) ? path : resolve(path), url };
+  }
+  if (/^postgres(ql)?:\/\//i.test(url)) {
+    throw new ConfigError(`${source}: PostgreSQL is not supported by this version; use sqlite:PATH`);
+  }
+  throw new ConfigError(`${source} must be a database URL such as sqlite:./data/plantstore.db, got ${JSON.stringify(text)}`);
+}

@@ -1,0 +1,108 @@
+/**
+ * The error catalogue: every error the service answers, one entry each.
+ *
+ * An entry has a stable code (used in logs and tests), the HTTP status it is
+ * answered with, and the message a person reads. A request-specific detail
+ * (which field, which id) is appended to the message after a colon. Headers
+ * that always go with an error (the RFC 6750 bearer challenge, Retry-After)
+ * sit in the entry too, so that no route has to remember them.
+ *
+ * A test keeps this catalogue, the OpenAPI document and the README's error
+ * table in step: add an entry here and both must mention it.
+ */
+export const errorCatalogue = {
+  MISSING_CREDENTIALS: {
+    status: 401,
+    message: 'Authentication required: send the header "Authorization: Bearer <token>"',
+    // RFC 6750, section 3: no error attribute when the request had no credentials.
+    headers: { 'www-authenticate': 'Bearer realm="plantstore"' },
+  },
+  INVALID_TOKEN: {
+    status: 401,
+    message: 'The bearer token is unknown, revoked or expired',
+    headers: { 'www-authenticate': 'Bearer realm="plantstore", error="invalid_token"' },
+  },
+  NOT_FOUND: {
+    status: 404,
+    message: 'No such path',
+  },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    message: 'Method not allowed',
+  },
+  PLANT_CONFLICT: {
+    status: 409,
+    message: 'A plant with this id already exists with a different name or tag',
+  },
+  BODY_TOO_LARGE: {
+    status: 413,
+    message: 'The request body is too large',
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    message: 'Unsupported media type: send the body as "Content-Type: application/json" in UTF-8',
+  },
+  INVALID_JSON: {
+    status: 400,
+    message: 'The request body is not valid JSON',
+  },
+  INVALID_PLANT: {
+    status: 400,
+    message: 'Invalid plant',
+  },
+  BAD_REQUEST: {
+    status: 400,
+    message: 'Bad request',
+  },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    message: 'The request was not received in time',
+  },
+  HEADERS_TOO_LARGE: {
+    status: 431,
+    message: 'The request headers are too large',
+  },
+  STORE_UNAVAILABLE: {
+    status: 503,
+    message: 'The store cannot take writes right now; retry later',
+    headers: { 'retry-after': '1' },
+  },
+  INTERNAL: {
+    status: 500,
+    message: 'Internal server error; the server log has the detail under this request id',
+  },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export interface CatalogueEntry {
+  readonly status: number;
+  readonly message: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+/** The body of every error answer: the spec's Error schema. */
+export interface ErrorBody {
+  error: number;
+  message: string;
+}
+
+/** An error the service answers on purpose, with a catalogue entry. */
+export class ServiceError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: ErrorCode, options: { detail?: string; headers?: Record<string, string>; cause?: unknown } = {}) {
+    const entry: CatalogueEntry = errorCatalogue[code];
+    super(options.detail === undefined ? entry.message : `${entry.message}: ${options.detail}`, { cause: options.cause });
+    this.name = 'ServiceError';
+    this.code = code;
+    this.status = entry.status;
+    this.headers = { ...entry.headers, ...options.headers };
+  }
+
+  toBody(): ErrorBody {
+    return { error: this.status, message: this.message };
+  }
+}

@@ -1,0 +1,56 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+
+/**
+ * The OpenAPI document, the one source of the request and response schemas.
+ * It is read once at start; routes take their schemas from it, so the
+ * served contract and the server's validation cannot drift apart.
+ */
+export const openApiDocument: OpenApiDocument = parse(
+  readFileSync(new URL('../../openapi/plantstore.yaml', import.meta.url), 'utf8'),
+) as OpenApiDocument;
+
+export interface OpenApiDocument {
+  openapi: string;
+  info: { title: string; version: string; license: { name: string } };
+  paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+  components: { schemas: Record<string, JsonSchema>; responses: Record<string, unknown> };
+  [key: string]: unknown;
+}
+
+export type JsonSchema = { [keyword: string]: unknown };
+
+const LOCAL_REF = '#/components/schemas/';
+
+/** A component schema with every local `$ref` replaced by the schema it names. */
+export function componentSchema(name: string): JsonSchema {
+  const schema = openApiDocument.components.schemas[name];
+  if (schema === undefined) throw new Error(`the OpenAPI document has no schema ${name}`);
+  return inlineRefs(schema) as JsonSchema;
+}
+
+function inlineRefs(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(inlineRefs);
+  if (node === null || typeof node !== 'object') return node;
+  const ref = (node as JsonSchema)['$ref'];
+  if (typeof ref === 'string' && ref.startsWith(LOCAL_REF)) return componentSchema(ref.slice(LOCAL_REF.length));
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, inlineRefs(value)]));
+}
+
+/**
+ * The same schema for validating a body parsed by `parseExactJson`, where an
+ * integer arrives as a bigint: every `{type: integer, format: int64}` becomes
+ * the `int64` keyword (see `int64-keyword.ts`), which checks the exact value.
+ * The document itself keeps the standard form.
+ */
+export function exactInt64Schema(schema: JsonSchema): JsonSchema {
+  return rewrite(schema) as JsonSchema;
+
+  function rewrite(node: unknown): unknown {
+    if (Array.isArray(node)) return node.map(rewrite);
+    if (node === null || typeof node !== 'object') return node;
+    const { type, format, ...rest } = node as JsonSchema;
+    if (type === 'integer' && format === 'int64') return { ...rest, int64: true };
+    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, rewrite(value)]));
+  }
+}

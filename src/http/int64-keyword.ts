@@ -1,0 +1,21 @@
+// Ajv comes with Fastify, which calls this plugin with its own instance.
+import type { Ajv } from 'ajv';
+import { INT64_MAX, INT64_MIN, isInt64 } from '../plants/plant.js';
+
+/**
+ * The Ajv keyword `int64`: the value is an integer in the signed 64-bit range,
+ * checked exactly. `parseExactJson` hands every integer over as a bigint, so
+ * 2^63 is told apart from 2^63 - 1, which a double cannot do; a fraction, a
+ * string or anything else fails.
+ */
+export function addInt64Keyword(ajv: Ajv): Ajv {
+  ajv.addKeyword({
+    keyword: 'int64',
+    schemaType: 'boolean',
+    validate: (_schema: boolean, data: unknown) => isInt64(data),
+    error: { message: `must be an integer from ${INT64_MIN} to ${INT64_MAX}` },
+    errors: false,
+  });
+  return ajv;
+}
+

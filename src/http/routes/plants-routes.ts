@@ -1,0 +1,24 @@
+import type { FastifyInstance } from 'fastify';
+import { createPlant } from '../../plants/create-plant.js';
+import type { NewPlant } from '../../plants/plant.js';
+import type { Store } from '../../store/store.js';
+import type { TokenVerifier } from '../../tokens/token-verifier.js';
+import { bearerAuth } from '../bearer-auth.js';
+import { componentSchema, exactInt64Schema } from '../contract.js';
+import { requireJsonMediaType } from '../json-media-type.js';
+import { allowOnly } from '../method-not-allowed.js';
+
+/** POST /plants: authentication, then media type, then the body, then the domain. */
+export function plantsRoutes(app: FastifyInstance, deps: { store: Store; verifier: TokenVerifier }): void {
+  const errorSchema = componentSchema('Error');
+  app.post('/plants', {
+    schema: {
+      body: exactInt64Schema(componentSchema('NewPlant')),
+      response: { 200: componentSchema('Plant'), '4xx': errorSchema, '5xx': errorSchema },
+    },
+    onRequest: bearerAuth(deps.verifier),
+    preParsing: requireJsonMediaType,
+    handler: async (request) => createPlant(deps.store, request.body as NewPlant),
+  });
+  allowOnly(app, '/plants', ['POST']);
+}

@@ -1,0 +1,37 @@
+/** A plant as the client sees it: the spec's Plant schema. */
+export interface Plant {
+  name: string;
+  tag?: string;
+}
+
+/**
+ * A plant as the client creates it: the spec's NewPlant schema. The id is a
+ * signed 64-bit integer and is kept as a bigint everywhere, because a
+ * JavaScript number cannot hold every int64 exactly.
+ */
+export interface NewPlant extends Plant {
+  id: bigint;
+}
+
+export const INT64_MIN = -(2n ** 63n);
+export const INT64_MAX = 2n ** 63n - 1n;
+
+export function isInt64(value: unknown): value is bigint {
+  return typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX;
+}
+
+/** Two plants with one id are the same plant when name and tag are equal. */
+export function samePlant(a: Plant, b: Plant): boolean {
+  return a.name === b.name && a.tag === b.tag;
+}
+
+/** The Plant part of a NewPlant, with `tag` left out when there is none. */
+export function toPlant(plant: NewPlant): Plant {
+  return plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag };
+}
+
+/** One JSON object, with the id written exactly (JSON.stringify cannot write a bigint). */
+export function newPlantToJson(plant: NewPlant): string {
+  const tag = plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`;
+  return `{"id":${plant.id.toString()},"name":${JSON.stringify(plant.name)}${tag}}`;
+}

@@ -1,0 +1,166 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { ServiceError } from '../../errors.js';
+import { type NewPlant, samePlant } from '../../plants/plant.js';
+import type { CreatePlantResult, NewTokenRecord, Store, TokenRecord, TokenRef } from '../store.js';
+import { migrate } from './migrations.js';
+
+interface PlantRow {
+  id: bigint;
+  name: string;
+  tag: string | null;
+}
+
+interface TokenRow {
+  id: number;
+  name: string;
+  created_at: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+}
+
+/**
+ * The embedded store: one SQLite file through better-sqlite3.
+ *
+ * WAL with synchronous=FULL makes every commit durable before the call
+ * returns, so a 200 sent after it survives `kill -9` and power loss. The
+ * driver is synchronous; the methods are async only to fit the interface.
+ */
+export class SqliteStore implements Store {
+  readonly #db: Database.Database;
+  readonly #statements;
+
+  private constructor(db: Database.Database) {
+    this.#db = db;
+    this.#statements = {
+      insertPlant: db.prepare('INSERT INTO plants (id, name, tag, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING'),
+      findPlant: db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true),
+      listPlants: db.prepare('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?').safeIntegers(true),
+      listPlantsFromStart: db.prepare('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?').safeIntegers(true),
+      insertToken: db.prepare(
+        'INSERT INTO tokens (name, hash, created_at, expires_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING *',
+      ),
+      findToken: db.prepare('SELECT * FROM tokens WHERE hash = ?'),
+      listTokens: db.prepare('SELECT * FROM tokens ORDER BY id'),
+      revokeById: db.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING *'),
+      revokeByName: db.prepare('UPDATE tokens SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL RETURNING *'),
+      ping: db.prepare('SELECT count(*) FROM schema_migrations'),
+    };
+  }
+
+  /** Opens (creating the file and its folder when missing) and migrates. */
+  static open(path: string): SqliteStore {
+    return translateErrors(() => {
+      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      const db = new Database(path);
+      try {
+        db.pragma('journal_mode = WAL');
+        db.pragma('synchronous = FULL');
+        // The command line writes tokens into the file a running server uses.
+        db.pragma('busy_timeout = 5000');
+        migrate(db);
+        return new SqliteStore(db);
+      } catch (error) {
+        db.close();
+        throw error;
+      }
+    });
+  }
+
+  async createPlant(plant: NewPlant): Promise<CreatePlantResult> {
+    return translateErrors(() => {
+      const { changes } = this.#statements.insertPlant.run(plant.id, plant.name, plant.tag ?? null, Date.now());
+      if (changes === 1) return { outcome: 'created' };
+      // Plants are never changed or deleted, so the row that won the id is still there.
+      const existing = toNewPlant(this.#statements.findPlant.get(plant.id) as PlantRow);
+      return samePlant(existing, plant) ? { outcome: 'replayed' } : { outcome: 'conflict', existing };
+    });
+  }
+
+  async listPlants({ after, limit }: { after?: bigint; limit: number }): Promise<NewPlant[]> {
+    return translateErrors(() => {
+      const rows = (
+        after === undefined ? this.#statements.listPlantsFromStart.all(limit) : this.#statements.listPlants.all(after, limit)
+      ) as PlantRow[];
+      return rows.map(toNewPlant);
+    });
+  }
+
+  async insertToken(token: NewTokenRecord): Promise<TokenRecord | 'name-taken'> {
+    return translateErrors(() => {
+      const row = this.#statements.insertToken.get(
+        token.name,
+        token.hash,
+        token.createdAt.getTime(),
+        token.expiresAt?.getTime() ?? null,
+      ) as TokenRow | undefined;
+      return row === undefined ? 'name-taken' : toTokenRecord(row);
+    });
+  }
+
+  async findTokenByHash(hash: string): Promise<TokenRecord | undefined> {
+    return translateErrors(() => {
+      const row = this.#statements.findToken.get(hash) as TokenRow | undefined;
+      return row && toTokenRecord(row);
+    });
+  }
+
+  async listTokens(): Promise<TokenRecord[]> {
+    return translateErrors(() => (this.#statements.listTokens.all() as TokenRow[]).map(toTokenRecord));
+  }
+
+  async revokeToken(ref: TokenRef, at: Date): Promise<TokenRecord | undefined> {
+    return translateErrors(() => {
+      const row = (
+        'id' in ref
+          ? this.#statements.revokeById.get(at.getTime(), ref.id)
+          : this.#statements.revokeByName.get(at.getTime(), ref.name)
+      ) as TokenRow | undefined;
+      return row && toTokenRecord(row);
+    });
+  }
+
+  async ping(): Promise<void> {
+    translateErrors(() => this.#statements.ping.get());
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.open) this.#db.close();
+  }
+}
+
+function toNewPlant(row: PlantRow): NewPlant {
+  return row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag };
+}
+
+function toTokenRecord(row: TokenRow): TokenRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    createdAt: new Date(row.created_at),
+    expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
+    revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
+  };
+}
+
+/**
+ * SQLite's result codes for "the database cannot do this now": locked past
+ * the busy timeout, disk full, I/O error, read-only file, file gone. They
+ * become the domain's STORE_UNAVAILABLE (503), and the process lives on.
+ */
+const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CANTOPEN|NOTADB|CORRUPT|PROTOCOL)/;
+
+function translateErrors<T>(operation: () => T): T {
+  try {
+    return operation();
+  } catch (error) {
+    if (error instanceof Database.SqliteError && UNAVAILABLE.test(error.code)) {
+      throw new ServiceError('STORE_UNAVAILABLE', { cause: error });
+    }
+    if (error instanceof TypeError && /database connection is not open/.test(error.message)) {
+      throw new ServiceError('STORE_UNAVAILABLE', { cause: error });
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,67 @@
+import type { NewPlant } from '../plants/plant.js';
+
+/**
+ * What the service needs from a database, in the domain's own words.
+ *
+ * Every method is asynchronous so that a networked database, or a writer that
+ * batches commits, can stand behind the same interface. Implementations live
+ * one folder per backend (`sqlite/`, ...) and translate their driver's errors:
+ * a database that cannot be reached or written throws
+ * `ServiceError('STORE_UNAVAILABLE')`; an id or name that is taken is a result,
+ * not an error.
+ */
+export interface Store {
+  /**
+   * Stores a plant unless its id is taken, atomically. Resolves only once the
+   * plant is durably committed (a crash after this resolves never loses it).
+   * - `created`: the plant was stored now;
+   * - `replayed`: the same plant (same name and tag) was already stored;
+   * - `conflict`: another plant holds the id; `existing` is that plant and
+   *   nothing was changed.
+   */
+  createPlant(plant: NewPlant): Promise<CreatePlantResult>;
+
+  /** Up to `limit` plants with an id greater than `after` (all when absent), by ascending id. */
+  listPlants(page: { after?: bigint; limit: number }): Promise<NewPlant[]>;
+
+  /** Stores a new token record. Resolves `name-taken` when an active token has that name. */
+  insertToken(token: NewTokenRecord): Promise<TokenRecord | 'name-taken'>;
+
+  /** The token whose hash this is, revoked and expired ones included. */
+  findTokenByHash(hash: string): Promise<TokenRecord | undefined>;
+
+  /** Every token, oldest first. */
+  listTokens(): Promise<TokenRecord[]>;
+
+  /** Revokes the active token with this id or name; resolves undefined when there is none. */
+  revokeToken(ref: TokenRef, at: Date): Promise<TokenRecord | undefined>;
+
+  /** Answers when the database answers a real query; throws STORE_UNAVAILABLE otherwise. */
+  ping(): Promise<void>;
+
+  /** Closes the connection; pending writes are committed first. */
+  close(): Promise<void>;
+}
+
+export type CreatePlantResult =
+  | { outcome: 'created' }
+  | { outcome: 'replayed' }
+  | { outcome: 'conflict'; existing: NewPlant };
+
+/** A token as stored: never the token itself, only its SHA-256 hash. */
+export interface TokenRecord {
+  id: number;
+  name: string;
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export interface NewTokenRecord {
+  name: string;
+  hash: string;
+  createdAt: Date;
+  expiresAt: Date | null;
+}
+
+export type TokenRef = { id: number } | { name: string };

@@ -1,0 +1,20 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/** Every token starts with this, so that a leaked one is easy to recognise and scan for. */
+export const TOKEN_PREFIX = 'ps_';
+
+/** A new opaque token: the prefix and 256 random bits in base64url. */
+export function generateToken(): string {
+  return TOKEN_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/**
+ * The stored form of a token. A single SHA-256 is enough: the token carries
+ * 256 bits of entropy, so there is nothing to guess that a slow hash would protect.
+ */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** A name that a person types on the command line: starts with a letter, so it never looks like an id. */
+export const TOKEN_NAME = /^[A-Za-z][A-Za-z0-9._-]{0,63}$/;
