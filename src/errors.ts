@@ -1,3 +1,5 @@
+import type { components } from './http/generated/openapi.js';
+
 /**
  * The error catalogue: every error the service answers, one entry each.
  *
@@ -81,11 +83,8 @@ export interface CatalogueEntry {
 
 export type ErrorCode = keyof typeof errorCatalogue;
 
-/** The body of every error answer: the spec's Error schema. */
-export interface ErrorBody {
-  error: number;
-  message: string;
-}
+/** The body of every error answer: the contract's Error schema. */
+export type ErrorBody = components['schemas']['Error'];
 
 /** An error the service answers on purpose, with a catalogue entry. */
 export class ServiceError extends Error {

@@ -31,8 +31,6 @@ function toServiceError(error: FastifyError | ServiceError): ServiceError {
       return new ServiceError('UNSUPPORTED_MEDIA_TYPE');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ServiceError('BODY_TOO_LARGE', { detail: 'the limit is set by BODY_LIMIT' });
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ServiceError('INVALID_JSON', { detail: 'the body is empty' });
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ServiceError('BAD_REQUEST', { detail: 'the body length does not match Content-Length' });
   }

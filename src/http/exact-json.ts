@@ -13,6 +13,7 @@ import secureJson from 'secure-json-parse';
  * Throws a SyntaxError (or a RangeError for absurd nesting) on bad input.
  */
 export function parseExactJson(text: string): unknown {
+  if (text.trim() === '') throw new SyntaxError('the body is empty');
   const value = parse(text, null, parseExactNumber);
   if (value !== null && typeof value === 'object') {
     secureJson.scan(value, { protoAction: 'error', constructorAction: 'error' });

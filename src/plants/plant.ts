@@ -1,17 +1,16 @@
-/** A plant as the client sees it: the spec's Plant schema. */
-export interface Plant {
-  name: string;
-  tag?: string;
-}
+import type { components } from '../http/generated/openapi.js';
+
+type Schemas = components['schemas'];
+
+/** A plant as the client sees it: the contract's Plant schema. */
+export type Plant = Schemas['Plant'];
 
 /**
- * A plant as the client creates it: the spec's NewPlant schema. The id is a
- * signed 64-bit integer and is kept as a bigint everywhere, because a
- * JavaScript number cannot hold every int64 exactly.
+ * A plant as the client creates it: the contract's NewPlant schema, except
+ * that the id is a bigint. It is a signed 64-bit integer, and a JavaScript
+ * number cannot hold every one exactly.
  */
-export interface NewPlant extends Plant {
-  id: bigint;
-}
+export type NewPlant = Omit<Schemas['NewPlant'], 'id'> & { id: bigint };
 
 export const INT64_MIN = -(2n ** 63n);
 export const INT64_MAX = 2n ** 63n - 1n;

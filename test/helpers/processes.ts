@@ -1,0 +1,76 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+import type { TestContext } from 'node:test';
+
+export const BIN = fileURLToPath(new URL('../../bin/plantstore', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `bin/plantstore` with these arguments and environment additions. */
+export async function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const [code] = (await once(child, 'close')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  /** Every log line the server wrote so far, parsed. */
+  logs: Record<string, unknown>[];
+  /** Sends a signal and resolves the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `bin/plantstore serve` on a free port and waits until it listens; killed after the test. */
+export async function startServer(t: TestContext, env: Record<string, string>, args: readonly string[] = []): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = once(child, 'exit');
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  const logs: Record<string, unknown>[] = [];
+  const url = await new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      const entry = JSON.parse(line) as Record<string, unknown>;
+      logs.push(entry);
+      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(entry['msg']));
+      if (match?.[1] !== undefined) resolve(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`the server exited with ${code} before listening`)));
+  });
+  return {
+    url,
+    child,
+    logs,
+    stop: async (signal = 'SIGTERM') => {
+      child.kill(signal);
+      const [code] = (await exited) as [number | null];
+      return code;
+    },
+  };
+}
+
+/** POST /plants over a real connection. */
+export async function postPlant(url: string, token: string, body: string): Promise<{ status: number; body: string }> {
+  const response = await fetch(`${url}/plants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body,
+  });
+  return { status: response.status, body: await response.text() };
+}

@@ -1,0 +1,70 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { issueToken } from '../../src/tokens/issue-token.js';
+
+/** A folder of its own for one test, removed when the test ends. */
+export function tempDir(t: TestContext): string {
+  const dir = mkdtempSync(join(tmpdir(), 'plantstore-test-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  store: SqliteStore;
+  /** A valid token, issued for this app's store. */
+  token: string;
+  databasePath: string;
+  /** POST /plants with a valid token and `application/json`, unless told otherwise. */
+  post(body: unknown, options?: { token?: string | null; contentType?: string | null; headers?: Record<string, string> }): Promise<LightMyRequestResponse>;
+}
+
+/** The real app on a fresh SQLite file, with one token; closed after the test. */
+export async function testApp(t: TestContext, config: { tokenCacheTtlMs?: number; bodyLimit?: number } = {}): Promise<TestApp> {
+  const databasePath = join(tempDir(t), 'plantstore.db');
+  const store = SqliteStore.open(databasePath);
+  const app = buildApp(
+    { logLevel: 'silent', bodyLimit: config.bodyLimit ?? 64 * 1024, tokenCacheTtlMs: config.tokenCacheTtlMs ?? 500 },
+    store,
+  );
+  t.after(async () => {
+    await app.close();
+    await store.close();
+  });
+  const issued = await issueToken(store, { name: 'test' });
+  if (!issued.issued) throw new Error(issued.problem);
+  const token = issued.token;
+  return {
+    app,
+    store,
+    token,
+    databasePath,
+    post: (body, options = {}) => {
+      const headers: Record<string, string> = { ...options.headers };
+      const presented = options.token === undefined ? token : options.token;
+      if (presented !== null) headers['authorization'] = `Bearer ${presented}`;
+      const contentType = options.contentType === undefined ? 'application/json' : options.contentType;
+      if (contentType !== null) headers['content-type'] = contentType;
+      return app.inject({
+        method: 'POST',
+        url: '/plants',
+        headers,
+        payload: typeof body === 'string' ? body : JSON.stringify(body),
+      });
+    },
+  };
+}
+
+/** The Error body every error answer must have, with `error` equal to the status. */
+export function errorBody(response: LightMyRequestResponse): { error: number; message: string } {
+  const body = response.json() as { error: number; message: string };
+  if (body.error !== response.statusCode || typeof body.message !== 'string' || Object.keys(body).length !== 2) {
+    throw new Error(`not an Error body for ${response.statusCode}: ${response.body}`);
+  }
+  return body;
+}

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { test } from 'node:test';
+import { generateToken, hashToken } from '../../src/tokens/api-token.js';
+import { errorBody, testApp } from '../helpers/test-app.js';
+
+const CHALLENGE = 'Bearer realm="plantstore"';
+const INVALID_TOKEN_CHALLENGE = 'Bearer realm="plantstore", error="invalid_token"';
+const PLANT = { id: 1, name: 'Fern' };
+
+test('no Authorization header answers 401 with the bare bearer challenge', async (t) => {
+  const { post } = await testApp(t);
+  const response = await post(PLANT, { token: null });
+  assert.equal(response.statusCode, 401);
+  assert.equal(response.headers['www-authenticate'], CHALLENGE);
+  assert.equal(
+    errorBody(response).message,
+    'Authentication required: send the header "Authorization: Bearer <token>"',
+  );
+});
+
+test('an Authorization header that is not "Bearer <token>" answers 401 with the bare challenge', async (t) => {
+  const { app, token } = await testApp(t);
+  for (const header of [`Basic ${token}`, 'Bearer', 'Bearer ', `Bearer ${token} extra`, token, `Bearer\t${token}`, `Bearer ${token},`]) {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/plants',
+      headers: { authorization: header, 'content-type': 'application/json' },
+      payload: JSON.stringify(PLANT),
+    });
+    assert.equal(response.statusCode, 401, header);
+    assert.equal(response.headers['www-authenticate'], CHALLENGE, header);
+    errorBody(response);
+  }
+});
+
+test('the scheme word is case-insensitive', async (t) => {
+  const { app, token } = await testApp(t);
+  for (const [i, scheme] of ['bearer', 'BEARER', 'BeArEr'].entries()) {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/plants',
+      headers: { authorization: `${scheme} ${token}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ id: i, name: 'Fern' }),
+    });
+    assert.equal(response.statusCode, 200, scheme);
+  }
+});
+
+test('an unknown token answers 401 with error="invalid_token"', async (t) => {
+  const { post } = await testApp(t);
+  for (const token of [generateToken(), 'ps_short', 'not-even-prefixed']) {
+    const response = await post(PLANT, { token });
+    assert.equal(response.statusCode, 401);
+    assert.equal(response.headers['www-authenticate'], INVALID_TOKEN_CHALLENGE);
+    assert.equal(errorBody(response).message, 'The bearer token is unknown, revoked or expired');
+    assert.ok(!response.body.includes(token), 'the token is not echoed');
+  }
+});
+
+test('a revoked token is refused within one second, with no restart', async (t) => {
+  const { post, store, token } = await testApp(t, { tokenCacheTtlMs: 500 });
+  assert.equal((await post({ id: 1, name: 'before' })).statusCode, 200);
+  await store.revokeToken({ name: 'test' }, new Date());
+  await sleep(1000);
+  const response = await post({ id: 2, name: 'after' });
+  assert.equal(response.statusCode, 401);
+  assert.equal(response.headers['www-authenticate'], INVALID_TOKEN_CHALLENGE);
+  assert.deepEqual((await store.listPlants({ limit: 10 })).map((plant) => plant.name), ['before']);
+  assert.ok(!response.body.includes(token));
+});
+
+test('an expired token is refused at once, even while remembered', async (t) => {
+  const { post, store } = await testApp(t, { tokenCacheTtlMs: 1000 });
+  const token = generateToken();
+  const expiresAt = new Date(Date.now() + 300);
+  await store.insertToken({ name: 'short', hash: hashToken(token), createdAt: new Date(), expiresAt });
+  assert.equal((await post({ id: 1, name: 'in time' }, { token })).statusCode, 200);
+  await sleep(expiresAt.getTime() - Date.now() + 20);
+  const response = await post({ id: 2, name: 'too late' }, { token });
+  assert.equal(response.statusCode, 401);
+  assert.equal(response.headers['www-authenticate'], INVALID_TOKEN_CHALLENGE);
+});
+
+test('authentication is checked before the media type and the body', async (t) => {
+  const { post } = await testApp(t);
+  const noToken = await post('not json', { token: null, contentType: 'text/plain' });
+  assert.equal(noToken.statusCode, 401);
+  const badToken = await post('not json', { token: generateToken(), contentType: 'text/plain' });
+  assert.equal(badToken.statusCode, 401);
+  const tooLarge = await post('x'.repeat(100 * 1024), { token: null });
+  assert.equal(tooLarge.statusCode, 401);
+});
+
+test('health and the contract need no token', async (t) => {
+  const { app } = await testApp(t);
+  const health = await app.inject({ method: 'GET', url: '/healthz' });
+  assert.equal(health.statusCode, 200);
+  assert.deepEqual(health.json(), { status: 'ok' });
+  const contract = await app.inject({ method: 'GET', url: '/openapi.json' });
+  assert.equal(contract.statusCode, 200);
+});
