@@ -49,7 +49,9 @@ export function parseCommandLine<O extends Options>(
     return parsed;
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    throw new UsageError((error as Error).message.split('. ')[0] ?? 'invalid arguments');
+    // node:util's messages run over several sentences and lines; the first says it.
+    const first = (error as Error).message.split('\n')[0]!.split('. ')[0]!;
+    throw new UsageError(first.replace(/\.$/, ''));
   }
 }
 

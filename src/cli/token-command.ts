@@ -59,7 +59,9 @@ async function createToken(argv: readonly string[], context: CommandContext): Pr
   }
   return withStore(values, context, async (store) => {
     const result = await issueToken(store, expiresInMs === undefined ? { name: values.name! } : { name: values.name!, expiresInMs });
-    if (!result.issued) throw new CommandFailed(result.problem);
+    if (!result.issued) {
+      throw result.reason === 'invalid-name' ? new UsageError(result.problem) : new CommandFailed(result.problem);
+    }
     context.stdout.write(`${result.token}\n`);
     const expiry = result.record.expiresAt === null ? 'does not expire' : `expires ${result.record.expiresAt.toISOString()}`;
     context.stderr.write(`Created token ${result.record.id} (${result.record.name}); it ${expiry}. Store it now: it is not shown again.\n`);

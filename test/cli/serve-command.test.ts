@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { postPlant, runCli, startServer } from '../helpers/processes.js';
+import { tempDir } from '../helpers/test-app.js';
+
+test('a wrong setting fails at start with one line that names it, and exit code 2', async (t) => {
+  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'p.db')}` };
+  const cases: [Record<string, string>, string[], string][] = [
+    [{ PORT: 'eighty' }, [], 'plantstore: PORT must be a whole number from 0 to 65535, got "eighty"\n'],
+    [{ PORT: '70000' }, [], 'plantstore: PORT must be a whole number from 0 to 65535, got "70000"\n'],
+    [{}, ['--port', '-1'], "plantstore: Option '--port' argument is ambiguous\n"],
+    [{}, ['--port', '1.5'], 'plantstore: --port must be a whole number from 0 to 65535, got "1.5"\n'],
+    [{ LOG_LEVEL: 'loud' }, [], 'plantstore: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"\n'],
+    [{ DATABASE_URL: 'mysql://db/plants' }, [], 'plantstore: DATABASE_URL must be a database URL such as sqlite:./data/plantstore.db, got "mysql://db/plants"\n'],
+    [{ DATABASE_URL: 'postgres://db/plants' }, [], 'plantstore: DATABASE_URL: PostgreSQL is not supported by this version; use sqlite:PATH\n'],
+    [{ HOST: 'a b' }, [], 'plantstore: HOST must be a host name or IP address, got "a b"\n'],
+    [{ BODY_LIMIT: '0' }, [], 'plantstore: BODY_LIMIT must be a whole number from 1 to 67108864, got "0"\n'],
+    [{ TOKEN_CACHE_TTL_MS: '5000' }, [], 'plantstore: TOKEN_CACHE_TTL_MS must be a whole number from 0 to 1000, got "5000"\n'],
+    [{}, ['--verbose'], "plantstore: Unknown option '--verbose'\n"],
+    [{}, ['extra'], 'plantstore: Unexpected argument \'extra\'\n'],
+  ];
+  for (const [vars, args, stderr] of cases) {
+    const result = await runCli(['serve', ...args], { ...env, ...vars });
+    assert.equal(result.code, 2, JSON.stringify(vars) + args.join(' '));
+    assert.equal(result.stderr, stderr);
+    assert.equal(result.stdout, '');
+  }
+});
+
+test('a flag overrides its environment variable', async (t) => {
+  const dir = tempDir(t);
+  const server = await startServer(t, { DATABASE_URL: 'mysql://ignored', PORT: 'ignored' }, ['--database-url', `sqlite:${join(dir, 'flag.db')}`]);
+  const health = await fetch(`${server.url}/healthz`);
+  assert.equal(health.status, 200);
+});
+
+test('an unknown command fails with exit code 2', async () => {
+  const result = await runCli(['grow']);
+  assert.equal(result.code, 2);
+  assert.equal(result.stderr, 'plantstore: unknown command "grow"; run plantstore --help\n');
+});
+
+test('a server with no token logs how to create one', async (t) => {
+  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'p.db')}` };
+  const server = await startServer(t, env);
+  const hint = server.logs.find((line) => String(line['msg']).includes('no API token exists yet'));
+  assert.ok(hint, 'the hint was logged');
+  assert.equal(hint['msg'], 'no API token exists yet: create one with `bin/plantstore token create --name NAME`');
+});
+
+test('SIGTERM and SIGINT stop the server, which exits 0 and keeps what it acknowledged', async (t) => {
+  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'p.db')}` };
+  const token = (await runCli(['token', 'create', '--name', 'ci'], env)).stdout.trim();
+  for (const [id, signal] of [[1, 'SIGTERM'], [2, 'SIGINT']] as const) {
+    const server = await startServer(t, env);
+    assert.ok(!server.logs.some((line) => String(line['msg']).includes('no API token')), 'no hint when a token exists');
+    assert.equal((await postPlant(server.url, token, `{"id":${id},"name":"kept"}`)).status, 200);
+    assert.equal(await server.stop(signal), 0);
+  }
+  const exported = await runCli(['plants', 'export'], env);
+  assert.equal(exported.stdout, '{"id":1,"name":"kept"}\n{"id":2,"name":"kept"}\n');
+});

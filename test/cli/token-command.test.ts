@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { test } from 'node:test';
+import { postPlant, runCli, startServer } from '../helpers/processes.js';
+import { tempDir } from '../helpers/test-app.js';
+
+function database(t: Parameters<typeof tempDir>[0]): Record<string, string> {
+  return { DATABASE_URL: `sqlite:${join(tempDir(t), 'plantstore.db')}` };
+}
+
+test('token create prints the token alone on stdout, and a running server accepts it', async (t) => {
+  const env = database(t);
+  const server = await startServer(t, env);
+  const created = await runCli(['token', 'create', '--name', 'ci'], env);
+  assert.equal(created.code, 0, created.stderr);
+  assert.match(created.stdout, /^ps_[A-Za-z0-9_-]{43}\n$/);
+  assert.match(created.stderr, /^Created token 1 \(ci\); it does not expire/);
+  const token = created.stdout.trim();
+  const response = await postPlant(server.url, token, '{"id":1,"name":"Fern"}');
+  assert.equal(response.status, 200);
+  assert.ok(!server.logs.some((line) => JSON.stringify(line).includes(token)), 'the token is never logged');
+});
+
+test('token list shows every token without the token itself, as a table or JSON', async (t) => {
+  const env = database(t);
+  const first = (await runCli(['token', 'create', '--name', 'alpha'], env)).stdout.trim();
+  await runCli(['token', 'create', '--name', 'beta', '--expires-in', '30d'], env);
+  await runCli(['token', 'revoke', 'alpha'], env);
+
+  const table = await runCli(['token', 'list'], env);
+  assert.equal(table.code, 0);
+  const lines = table.stdout.trimEnd().split('\n');
+  assert.match(lines[0]!, /^ID\s+NAME\s+STATUS\s+CREATED\s+EXPIRES\s+REVOKED$/);
+  assert.match(lines[1]!, /^1\s+alpha\s+revoked\s+\S+Z\s+-\s+\S+Z$/);
+  assert.match(lines[2]!, /^2\s+beta\s+active\s+\S+Z\s+\S+Z\s+-$/);
+  assert.ok(!table.stdout.includes(first));
+
+  const json = await runCli(['token', 'list', '--json'], env);
+  const rows = JSON.parse(json.stdout) as { id: number; name: string; status: string; expiresAt: string | null }[];
+  assert.deepEqual(rows.map(({ id, name, status }) => ({ id, name, status })), [
+    { id: 1, name: 'alpha', status: 'revoked' },
+    { id: 2, name: 'beta', status: 'active' },
+  ]);
+  const days = (Date.parse(rows[1]!.expiresAt!) - Date.now()) / 86_400_000;
+  assert.ok(days > 29.9 && days <= 30, `expires in ${days} days`);
+});
+
+test('a token revoked by name or id is refused by a running server within one second', async (t) => {
+  const env = database(t);
+  const server = await startServer(t, env);
+  const byName = (await runCli(['token', 'create', '--name', 'by-name'], env)).stdout.trim();
+  const byId = (await runCli(['token', 'create', '--name', 'by-id'], env)).stdout.trim();
+  assert.equal((await postPlant(server.url, byName, '{"id":1,"name":"a"}')).status, 200);
+  assert.equal((await postPlant(server.url, byId, '{"id":2,"name":"b"}')).status, 200);
+
+  const revokedByName = await runCli(['token', 'revoke', 'by-name'], env);
+  assert.equal(revokedByName.code, 0, revokedByName.stderr);
+  assert.equal(revokedByName.stderr, 'Revoked token 1 (by-name).\n');
+  assert.equal((await runCli(['token', 'revoke', '2'], env)).code, 0);
+  await sleep(1000);
+
+  for (const token of [byName, byId]) {
+    const response = await postPlant(server.url, token, '{"id":3,"name":"c"}');
+    assert.equal(response.status, 401);
+    assert.deepEqual(JSON.parse(response.body), { error: 401, message: 'The bearer token is unknown, revoked or expired' });
+  }
+  const again = await runCli(['token', 'revoke', 'by-name'], env);
+  assert.equal(again.code, 1);
+  assert.equal(again.stderr, 'plantstore: no active token with name "by-name"\n');
+});
+
+test('a token with --expires-in works until it expires, then is refused', async (t) => {
+  const env = database(t);
+  const server = await startServer(t, env);
+  const token = (await runCli(['token', 'create', '--name', 'brief', '--expires-in', '2s'], env)).stdout.trim();
+  assert.equal((await postPlant(server.url, token, '{"id":1,"name":"a"}')).status, 200);
+  await sleep(2100);
+  assert.equal((await postPlant(server.url, token, '{"id":2,"name":"b"}')).status, 401);
+  const list = JSON.parse((await runCli(['token', 'list', '--json'], env)).stdout) as { status: string }[];
+  assert.equal(list[0]!.status, 'expired');
+});
+
+test('a revoked name can be used again; an active one cannot', async (t) => {
+  const env = database(t);
+  assert.equal((await runCli(['token', 'create', '--name', 'ci'], env)).code, 0);
+  const taken = await runCli(['token', 'create', '--name', 'ci'], env);
+  assert.equal(taken.code, 1);
+  assert.equal(taken.stdout, '');
+  assert.equal(taken.stderr, 'plantstore: an active token named "ci" exists; revoke it or choose another name\n');
+  await runCli(['token', 'revoke', 'ci'], env);
+  assert.equal((await runCli(['token', 'create', '--name', 'ci'], env)).code, 0);
+});
+
+test('bad token command lines fail with one line on stderr and exit code 2', async (t) => {
+  const env = database(t);
+  const cases: [string[], string][] = [
+    [['token', 'create'], 'plantstore: token create needs --name NAME\n'],
+    [['token', 'create', '--name'], "plantstore: Option '--name <value>' argument missing\n"],
+    [['token', 'create', '--name', '42'], 'plantstore: token name "42" must start with a letter and hold at most 64 letters, digits, \'.\', \'_\' or \'-\'\n'],
+    [['token', 'create', '--name', 'ci', '--expires-in', 'soon'], 'plantstore: --expires-in must be a duration such as 90s, 15m, 12h, 30d or 2w, got "soon"\n'],
+    [['token', 'create', '--name', 'ci', '--expires-in', '0s'], 'plantstore: --expires-in must be a duration such as 90s, 15m, 12h, 30d or 2w, got "0s"\n'],
+    [['token', 'create', '--name', 'ci', '--colour', 'red'], "plantstore: Unknown option '--colour'\n"],
+    [['token', 'revoke'], 'plantstore: token revoke needs the ID or NAME of a token\n'],
+    [['token', 'revoke', 'a', 'b'], 'plantstore: unexpected argument "b"\n'],
+    [['token', 'rotate'], 'plantstore: unknown token subcommand "rotate"; expected create, list or revoke\n'],
+    [['token', 'list', '--database-url', 'mysql://x'], 'plantstore: --database-url must be a database URL such as sqlite:./data/plantstore.db, got "mysql://x"\n'],
+  ];
+  for (const [args, stderr] of cases) {
+    const result = await runCli(args, env);
+    assert.equal(result.code, 2, args.join(' '));
+    assert.equal(result.stderr, stderr, args.join(' '));
+    assert.equal(result.stdout, '', args.join(' '));
+  }
+});
+
+test('every command has --help', async () => {
+  for (const args of [['--help'], ['serve', '--help'], ['token', '--help'], ['token', 'create', '--help'], ['token', 'list', '--help'], ['token', 'revoke', '--help'], ['plants', '--help'], ['plants', 'export', '--help']]) {
+    const result = await runCli(args);
+    assert.equal(result.code, 0, args.join(' '));
+    assert.match(result.stdout, /^Usage: plantstore/, args.join(' '));
+  }
+});
