@@ -125,6 +125,15 @@ export class SqliteStore implements Store {
     translateErrors(() => this.#statements.ping.get());
   }
 
+  /** The connection's durability settings, as SQLite reports them (for logs and tests). */
+  durability(): { journalMode: string; synchronous: 'off' | 'normal' | 'full' | 'extra' } {
+    const synchronous = this.#db.pragma('synchronous', { simple: true }) as 0 | 1 | 2 | 3;
+    return {
+      journalMode: this.#db.pragma('journal_mode', { simple: true }) as string,
+      synchronous: (['off', 'normal', 'full', 'extra'] as const)[synchronous],
+    };
+  }
+
   async close(): Promise<void> {
     if (this.#db.open) this.#db.close();
   }
