@@ -96,7 +96,8 @@ export interface components {
     responses: {
         /**
          * @description unexpected error: the body is not JSON, not an object, or a field is
-         *     missing or of the wrong type; the message names the field.
+         *     missing or of the wrong type; the message names the field. Also a
+         *     malformed HTTP request.
          */
         BadRequest: {
             headers: {
@@ -137,6 +138,15 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The request was not received in time; the connection is closed. */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description A plant with this id is already stored with a different name or tag. */
         Conflict: {
             headers: {
@@ -157,6 +167,15 @@ export interface components {
         };
         /** @description The body is not sent as `application/json` (in UTF-8). */
         UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request headers are larger than the server accepts; the connection is closed. */
+        HeadersTooLarge: {
             headers: {
                 [name: string]: unknown;
             };
@@ -218,9 +237,11 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };

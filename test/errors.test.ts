@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { parse } from 'yaml';
+import { errorCatalogue, ServiceError } from '../src/errors.js';
+
+const document = parse(readFileSync(new URL('../openapi/plantstore.yaml', import.meta.url), 'utf8'));
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+test('every catalogue entry is a row of the README error table', () => {
+  for (const [code, entry] of Object.entries(errorCatalogue)) {
+    assert.ok(readme.includes(`| ${entry.status} | \`${code}\` |`), `README error table row for ${code}`);
+  }
+});
+
+test('every README error row is a catalogue entry', () => {
+  const rows = [...readme.matchAll(/^\| (\d{3}) \| `([A-Z_]+)` \|/gm)];
+  assert.ok(rows.length > 0);
+  for (const [, status, code] of rows) {
+    const entry = errorCatalogue[code as keyof typeof errorCatalogue];
+    assert.ok(entry, `${code} is in the catalogue`);
+    assert.equal(entry.status, Number(status), code);
+  }
+});
+
+test('every status of the catalogue is declared in the OpenAPI document with the Error schema', () => {
+  const declared = new Map<number, unknown>();
+  for (const operations of Object.values(document.paths) as Record<string, { responses: Record<string, { $ref?: string }> }>[]) {
+    for (const operation of Object.values(operations)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        declared.set(Number(status), response.$ref ? document.components.responses[response.$ref.split('/').at(-1)!] : response);
+      }
+    }
+  }
+  // An unknown path has no operation to declare it on; the document declares it as a shared response.
+  declared.set(404, document.components.responses.NotFound);
+  for (const [code, entry] of Object.entries(errorCatalogue)) {
+    const response = declared.get(entry.status) as { content: Record<string, { schema: { $ref: string } }> } | undefined;
+    assert.ok(response, `status ${entry.status} (${code}) is declared`);
+    assert.equal(response.content['application/json']!.schema.$ref, '#/components/schemas/Error', code);
+  }
+});
+
+test('an error body carries the status and the message, with the detail after a colon', () => {
+  const error = new ServiceError('PLANT_CONFLICT', { detail: 'id 7 is taken by another plant' });
+  assert.deepEqual(error.toBody(), {
+    error: 409,
+    message: 'A plant with this id already exists with a different name or tag: id 7 is taken by another plant',
+  });
+  assert.deepEqual(new ServiceError('STORE_UNAVAILABLE').headers, { 'retry-after': '1' });
+});
