@@ -10,8 +10,8 @@ import { type NewPlant, type Plant, toPlant } from './plant.js';
 export async function createPlant(store: Store, plant: NewPlant): Promise<Plant> {
   checkStorableText('name', plant.name);
   if (plant.tag !== undefined) checkStorableText('tag', plant.tag);
-  const result = await store.createPlant(plant);
-  if (result.outcome === 'conflict') {
+  const [result] = await store.createPlants([plant]);
+  if (result?.outcome === 'conflict') {
     throw new ServiceError('PLANT_CONFLICT', { detail: `id ${plant.id} is taken by another plant` });
   }
   return toPlant(plant);

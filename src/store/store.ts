@@ -12,14 +12,18 @@ import type { NewPlant } from '../plants/plant.js';
  */
 export interface Store {
   /**
-   * Stores a plant unless its id is taken, atomically. Resolves only once the
-   * plant is durably committed (a crash after this resolves never loses it).
+   * Stores each plant whose id is free, in order, in one transaction, and
+   * resolves one result per plant only once that transaction is durably
+   * committed (a crash after this resolves never loses a plant). The
+   * outcomes are those of creating the plants one after the other:
    * - `created`: the plant was stored now;
-   * - `replayed`: the same plant (same name and tag) was already stored;
+   * - `replayed`: the same plant (same name and tag) was already stored,
+   *   possibly earlier in this same batch;
    * - `conflict`: another plant holds the id; `existing` is that plant and
-   *   nothing was changed.
+   *   nothing was changed for this one.
+   * Two calls, from this process or another, never both create one id.
    */
-  createPlant(plant: NewPlant): Promise<CreatePlantResult>;
+  createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]>;
 
   /** Up to `limit` plants with an id greater than `after` (all when absent), by ascending id. */
   listPlants(page: { after?: bigint; limit: number }): Promise<NewPlant[]>;
@@ -32,6 +36,20 @@ export interface Store {
 
   /** Every token, oldest first. */
   listTokens(): Promise<TokenRecord[]>;
+
+  /** Every token with its hash, for moving tokens to another store. */
+  exportTokens(): Promise<StoredToken[]>;
+
+  /**
+   * Stores tokens taken from another store, keeping their ids. A token whose
+   * hash is already here is not stored again, but its revocation is carried
+   * over. Resolves how many were new; throws when an id or an active name is
+   * held by a different token.
+   */
+  importTokens(tokens: readonly StoredToken[]): Promise<number>;
+
+  /** How many plants are stored. */
+  countPlants(): Promise<bigint>;
 
   /** Revokes the active token with this id or name; resolves undefined when there is none. */
   revokeToken(ref: TokenRef, at: Date): Promise<TokenRecord | undefined>;
@@ -55,6 +73,11 @@ export interface TokenRecord {
   createdAt: Date;
   expiresAt: Date | null;
   revokedAt: Date | null;
+}
+
+/** A token record with its hash: what moves between stores. */
+export interface StoredToken extends TokenRecord {
+  hash: string;
 }
 
 export interface NewTokenRecord {

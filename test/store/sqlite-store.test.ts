@@ -33,7 +33,7 @@ test('the folder of the database file is created when missing', async (t) => {
 test('migrations run once: a second start finds the schema current and keeps the data', async (t) => {
   const path = join(tempDir(t), 'plantstore.db');
   const first = SqliteStore.open(path);
-  await first.createPlant({ id: 1n, name: 'kept' });
+  await first.createPlants([{ id: 1n, name: 'kept' }]);
   await first.close();
   const second = SqliteStore.open(path);
   assert.deepEqual(await second.listPlants({ limit: 10 }), [{ id: 1n, name: 'kept' }]);

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ServiceError } from '../../errors.js';
 import { type NewPlant, samePlant } from '../../plants/plant.js';
-import type { CreatePlantResult, NewTokenRecord, Store, TokenRecord, TokenRef } from '../store.js';
+import type { CreatePlantResult, NewTokenRecord, Store, StoredToken, TokenRecord, TokenRef } from '../store.js';
 import { migrate } from './migrations.js';
 
 interface PlantRow {
@@ -45,6 +45,11 @@ export class SqliteStore implements Store {
       listTokens: db.prepare('SELECT * FROM tokens ORDER BY id'),
       revokeById: db.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING *'),
       revokeByName: db.prepare('UPDATE tokens SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL RETURNING *'),
+      countPlants: db.prepare('SELECT count(*) AS count FROM plants').safeIntegers(true),
+      importToken: db.prepare(
+        `INSERT INTO tokens (id, name, hash, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (hash) DO UPDATE SET revoked_at = coalesce(tokens.revoked_at, excluded.revoked_at)`,
+      ),
       ping: db.prepare('SELECT count(*) FROM schema_migrations'),
     };
   }
@@ -68,14 +73,30 @@ export class SqliteStore implements Store {
     });
   }
 
-  async createPlant(plant: NewPlant): Promise<CreatePlantResult> {
-    return translateErrors(() => {
-      const { changes } = this.#statements.insertPlant.run(plant.id, plant.name, plant.tag ?? null, Date.now());
-      if (changes === 1) return { outcome: 'created' };
-      // Plants are never changed or deleted, so the row that won the id is still there.
-      const existing = toNewPlant(this.#statements.findPlant.get(plant.id) as PlantRow);
-      return samePlant(existing, plant) ? { outcome: 'replayed' } : { outcome: 'conflict', existing };
-    });
+  async createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
+    return translateErrors(() => this.#createPlants(plants));
+  }
+
+  readonly #createPlants = (plants: readonly NewPlant[]): CreatePlantResult[] => {
+    const now = Date.now();
+    return this.#inTransaction(() =>
+      plants.map((plant): CreatePlantResult => {
+        const { changes } = this.#statements.insertPlant.run(plant.id, plant.name, plant.tag ?? null, now);
+        if (changes === 1) return { outcome: 'created' };
+        // Plants are never changed or deleted, so the row that holds the id is the one to compare with.
+        const existing = toNewPlant(this.#statements.findPlant.get(plant.id) as PlantRow);
+        return samePlant(existing, plant) ? { outcome: 'replayed' } : { outcome: 'conflict', existing };
+      }),
+    );
+  };
+
+  /** Runs `work` in one IMMEDIATE transaction: one commit, one fsync, for all it writes. */
+  #inTransaction<T>(work: () => T): T {
+    return this.#db.transaction(work).immediate();
+  }
+
+  async countPlants(): Promise<bigint> {
+    return translateErrors(() => (this.#statements.countPlants.get() as { count: bigint }).count);
   }
 
   async listPlants({ after, limit }: { after?: bigint; limit: number }): Promise<NewPlant[]> {
@@ -108,6 +129,40 @@ export class SqliteStore implements Store {
 
   async listTokens(): Promise<TokenRecord[]> {
     return translateErrors(() => (this.#statements.listTokens.all() as TokenRow[]).map(toTokenRecord));
+  }
+
+  async exportTokens(): Promise<StoredToken[]> {
+    return translateErrors(() =>
+      (this.#statements.listTokens.all() as (TokenRow & { hash: string })[]).map((row) => ({ ...toTokenRecord(row), hash: row.hash })),
+    );
+  }
+
+  async importTokens(tokens: readonly StoredToken[]): Promise<number> {
+    return translateErrors(() =>
+      this.#inTransaction(() => {
+        let added = 0;
+        for (const token of tokens) {
+          const known = this.#statements.findToken.get(token.hash) !== undefined;
+          try {
+            this.#statements.importToken.run(
+              token.id,
+              token.name,
+              token.hash,
+              token.createdAt.getTime(),
+              token.expiresAt?.getTime() ?? null,
+              token.revokedAt?.getTime() ?? null,
+            );
+          } catch (error) {
+            if (error instanceof Database.SqliteError && error.code.startsWith('SQLITE_CONSTRAINT')) {
+              throw new Error(`token ${token.id} (${token.name}): its id or active name is held by a different token here`);
+            }
+            throw error;
+          }
+          if (!known) added += 1;
+        }
+        return added;
+      }),
+    );
   }
 
   async revokeToken(ref: TokenRef, at: Date): Promise<TokenRecord | undefined> {
