@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { ServeConfig } from './config.js';
 import { ServiceError } from './errors.js';
+import { loggerOptions } from './logging.js';
 import { clientErrorHandler } from './http/client-error-handler.js';
 import { errorHandler } from './http/error-handler.js';
 import { parseExactJson } from './http/exact-json.js';
@@ -19,11 +20,7 @@ export type AppConfig = Pick<ServeConfig, 'logLevel' | 'bodyLimit' | 'tokenCache
  */
 export function buildApp(config: AppConfig, store: Store): FastifyInstance {
   const app = Fastify({
-    logger: {
-      level: config.logLevel,
-      // Defence in depth: the default serialisers never log headers, and nothing may log a token.
-      redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
-    },
+    logger: loggerOptions(config.logLevel),
     bodyLimit: config.bodyLimit,
     ajv: {
       // Validate exactly what was sent: no coercion (`"1"` is not an id), no defaults, nothing removed.
@@ -50,7 +47,7 @@ export function buildApp(config: AppConfig, store: Store): FastifyInstance {
     }
   });
 
-  systemRoutes(app);
+  systemRoutes(app, { store });
   plantsRoutes(app, { store, verifier: new TokenVerifier(store, { ttlMs: config.tokenCacheTtlMs }) });
   return app;
 }

@@ -16,13 +16,21 @@ export interface ServeConfig {
   readonly bodyLimit: number;
   /** How long a verified token is trusted before it is looked up again, in milliseconds. */
   readonly tokenCacheTtlMs: number;
+  readonly databasePoolSize: number;
+  /** Processes that serve on the port together (node:cluster); 1 serves in this process. */
+  readonly workers: number;
 }
 
 export interface StoreConfig {
   readonly database: DatabaseLocation;
+  /** Most connections one process opens to a networked database. */
+  readonly databasePoolSize: number;
 }
 
-export type DatabaseLocation = { readonly kind: 'sqlite'; readonly path: string; readonly url: string };
+/** A validated DATABASE_URL. `shown` is the URL with any password masked, for logs. */
+export type DatabaseLocation =
+  | { readonly kind: 'sqlite'; readonly path: string; readonly url: string; readonly shown: string }
+  | { readonly kind: 'postgres'; readonly url: string; readonly shown: string };
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -60,7 +68,7 @@ export const settings = {
     env: 'DATABASE_URL',
     flag: 'database-url',
     default: parseDatabaseUrl('sqlite:./data/plantstore.db', 'default'),
-    help: 'where plants and tokens are stored: sqlite:PATH',
+    help: 'where plants and tokens are stored: sqlite:PATH or postgres://USER@HOST:PORT/DB',
     parse: parseDatabaseUrl,
   },
   logLevel: {
@@ -85,6 +93,20 @@ export const settings = {
     help: 'how long a verified token is trusted before it is looked up again, in ms (at most 1000)',
     parse: (text, source) => parseInteger(text, source, 0, 1000),
   },
+  databasePoolSize: {
+    env: 'DATABASE_POOL_SIZE',
+    flag: 'database-pool-size',
+    default: 10, // connections per process
+    help: 'most connections one process opens to PostgreSQL',
+    parse: (text, source) => parseInteger(text, source, 1, 1000),
+  },
+  workers: {
+    env: 'WORKERS',
+    flag: 'workers',
+    default: 1, // processes
+    help: 'processes serving on the port together',
+    parse: (text, source) => parseInteger(text, source, 1, 256),
+  },
 } satisfies Record<keyof ServeConfig, Setting<unknown>>;
 
 type SettingName = keyof typeof settings;
@@ -97,12 +119,25 @@ export interface Sources {
 }
 
 export function loadServeConfig(sources: Sources): ServeConfig {
-  return load(['host', 'port', 'database', 'logLevel', 'bodyLimit', 'tokenCacheTtlMs'], sources);
+  return load(SERVE_SETTINGS, sources);
 }
 
 export function loadStoreConfig(sources: Sources): StoreConfig {
-  return load(['database'], sources);
+  return load(STORE_SETTINGS, sources);
 }
+
+export const SERVE_SETTINGS = [
+  'host',
+  'port',
+  'database',
+  'databasePoolSize',
+  'workers',
+  'logLevel',
+  'bodyLimit',
+  'tokenCacheTtlMs',
+] as const satisfies readonly (keyof ServeConfig)[];
+
+export const STORE_SETTINGS = ['database', 'databasePoolSize'] as const satisfies readonly (keyof StoreConfig)[];
 
 function load<N extends SettingName>(names: readonly N[], { env, flags }: Sources): { readonly [K in N]: ValueOf<K> } {
   const config = {} as { [K in N]: ValueOf<K> };
@@ -126,7 +161,7 @@ export function describeSettings(names: readonly SettingName[]): string {
   return names
     .map((name) => {
       const setting: Setting<unknown> = settings[name];
-      const shown = name === 'database' ? settings.database.default.url : String(setting.default);
+      const shown = name === 'database' ? settings.database.default.shown : String(setting.default);
       return `  --${setting.flag.padEnd(20)} ${setting.env.padEnd(20)} ${setting.help} (default: ${shown})`;
     })
     .join('\n');
@@ -155,16 +190,28 @@ function parseHost(text: string, source: string): string {
   return host;
 }
 
-/** `sqlite:PATH` (relative to the working directory) or `sqlite:///ABSOLUTE/PATH`. */
+/**
+ * `sqlite:PATH` (relative to the working directory), `sqlite:///ABSOLUTE/PATH`,
+ * or `postgres://` / `postgresql://` with what node-postgres reads from a URL
+ * (`sslmode`, `application_name`, ...).
+ */
 export function parseDatabaseUrl(text: string, source: string): DatabaseLocation {
   const url = text.trim();
   const sqlite = /^sqlite:(?:\/\/)?(.+)$/i.exec(url);
   if (sqlite?.[1] !== undefined) {
     const path = sqlite[1];
-    return { kind: 'sqlite', path: path === ':memory:' || isAbsolute(path) ? path : resolve(path), url };
+    return { kind: 'sqlite', path: path === ':memory:' || isAbsolute(path) ? path : resolve(path), url, shown: url };
   }
   if (/^postgres(ql)?:\/\//i.test(url)) {
-    throw new ConfigError(`${source}: PostgreSQL is not supported by this version; use sqlite:PATH`);
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new ConfigError(`${source} is not a valid PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE)`);
+    }
+    if (parsed.password !== '') parsed.password = '*****';
+    return { kind: 'postgres', url, shown: parsed.toString() };
   }
-  throw new ConfigError(`${source} must be a database URL such as sqlite:./data/plantstore.db, got ${JSON.stringify(text)}`);
+  // The text may hold a password: it is not repeated.
+  throw new ConfigError(`${source} must be a database URL: sqlite:PATH or postgres://USER@HOST:PORT/DATABASE`);
 }

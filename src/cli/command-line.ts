@@ -68,7 +68,7 @@ export async function withStore(
   work: (store: Store) => Promise<number>,
 ): Promise<number> {
   const config = loadStoreConfig({ env: context.env, flags: values as Record<string, string | undefined> });
-  const store = await openStore(config.database);
+  const store = await openStore(config);
   try {
     return await work(store);
   } finally {

@@ -1,10 +1,11 @@
+import { STORE_SETTINGS } from '../config.js';
 import { newPlantToJson } from '../plants/plant.js';
 import { type CommandContext, helpText, parseCommandLine, UsageError, withStore } from './command-line.js';
 
 export const plantsHelp = helpText(
   'plantstore plants export [options]',
   'Writes every stored plant to stdout, one JSON object a line, by ascending id; ids are exact.',
-  ['database'],
+  STORE_SETTINGS,
 );
 
 const PAGE_SIZE = 1000;
@@ -16,7 +17,7 @@ export async function plantsCommand(argv: readonly string[], context: CommandCon
     return subcommand === undefined ? 2 : 0;
   }
   if (subcommand !== 'export') throw new UsageError(`unknown plants subcommand ${JSON.stringify(subcommand)}; expected export`);
-  const { values } = parseCommandLine(rest, { options: {}, settingNames: ['database'] });
+  const { values } = parseCommandLine(rest, { options: {}, settingNames: STORE_SETTINGS });
   if (values.help) {
     context.stdout.write(plantsHelp);
     return 0;

@@ -1,3 +1,4 @@
+import { STORE_SETTINGS } from '../config.js';
 import type { TokenRecord } from '../store/store.js';
 import { parseDuration } from '../tokens/duration.js';
 import { issueToken } from '../tokens/issue-token.js';
@@ -8,13 +9,13 @@ const help = {
     'plantstore token create --name NAME [--expires-in DURATION]',
     'Creates an API token and prints it, alone, on stdout; it is shown only this once.\n' +
       'DURATION is a number and a unit: 90s, 15m, 12h, 30d, 2w. Without it the token does not expire.',
-    ['database'],
+    STORE_SETTINGS,
   ),
-  list: helpText('plantstore token list [--json]', 'Lists every token (never the token itself): id, name, status, dates.', ['database']),
+  list: helpText('plantstore token list [--json]', 'Lists every token (never the token itself): id, name, status, dates.', STORE_SETTINGS),
   revoke: helpText(
     'plantstore token revoke ID_OR_NAME',
     'Revokes an active token; running servers refuse it within one second.',
-    ['database'],
+    STORE_SETTINGS,
   ),
 };
 
@@ -46,7 +47,7 @@ export async function tokenCommand(argv: readonly string[], context: CommandCont
 async function createToken(argv: readonly string[], context: CommandContext): Promise<number> {
   const { values } = parseCommandLine(argv, {
     options: { name: { type: 'string' }, 'expires-in': { type: 'string' } },
-    settingNames: ['database'],
+    settingNames: STORE_SETTINGS,
   });
   if (values.help) return printHelp(context, help.create);
   if (values.name === undefined) throw new UsageError('token create needs --name NAME');
@@ -70,7 +71,7 @@ async function createToken(argv: readonly string[], context: CommandContext): Pr
 }
 
 async function listTokens(argv: readonly string[], context: CommandContext): Promise<number> {
-  const { values } = parseCommandLine(argv, { options: { json: { type: 'boolean' } }, settingNames: ['database'] });
+  const { values } = parseCommandLine(argv, { options: { json: { type: 'boolean' } }, settingNames: STORE_SETTINGS });
   if (values.help) return printHelp(context, help.list);
   return withStore(values, context, async (store) => {
     const now = new Date();
@@ -96,7 +97,7 @@ async function listTokens(argv: readonly string[], context: CommandContext): Pro
 }
 
 async function revokeToken(argv: readonly string[], context: CommandContext): Promise<number> {
-  const { values, positionals } = parseCommandLine(argv, { options: {}, settingNames: ['database'], positionals: 1 });
+  const { values, positionals } = parseCommandLine(argv, { options: {}, settingNames: STORE_SETTINGS, positionals: 1 });
   if (values.help) return printHelp(context, help.revoke);
   const target = positionals[0];
   if (target === undefined) throw new UsageError('token revoke needs the ID or NAME of a token');

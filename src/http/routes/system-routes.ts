@@ -1,14 +1,41 @@
 import type { FastifyInstance } from 'fastify';
 import { componentSchema, openApiDocument } from '../contract.js';
+import { ServiceError } from '../../errors.js';
+import type { Store } from '../../store/store.js';
 import { allowOnly } from '../method-not-allowed.js';
 
-/** The routes that need no token: liveness and the contract itself. */
-export function systemRoutes(app: FastifyInstance): void {
-  const documentJson = JSON.stringify(openApiDocument);
+/** Readiness waits this long for the store before calling it unavailable, in milliseconds. */
+const READY_TIMEOUT_MS = 1000;
 
-  app.get('/healthz', { schema: { response: { 200: componentSchema('Health') } } }, async () => ({ status: 'ok' }));
+/** The routes that need no token: liveness, readiness and the contract itself. */
+export function systemRoutes(app: FastifyInstance, deps: { store: Store }): void {
+  const documentJson = JSON.stringify(openApiDocument);
+  const health = { schema: { response: { 200: componentSchema('Health'), '5xx': componentSchema('Error') } } };
+
+  // Liveness: the process answers. It never looks at the store, so that an
+  // orchestrator does not restart a healthy process because the database is away.
+  app.get('/healthz', health, async () => ({ status: 'ok' }));
   allowOnly(app, '/healthz', ['GET']);
+
+  // Readiness: the store answers a real query in time; a load balancer sends traffic only then.
+  app.get('/readyz', health, async () => {
+    await withTimeout(deps.store.ping(), READY_TIMEOUT_MS);
+    return { status: 'ok' };
+  });
+  allowOnly(app, '/readyz', ['GET']);
 
   app.get('/openapi.json', async (_request, reply) => reply.type('application/json; charset=utf-8').send(documentJson));
   allowOnly(app, '/openapi.json', ['GET']);
+}
+
+async function withTimeout(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ServiceError('STORE_UNAVAILABLE', { detail: `the store did not answer within ${ms} ms` })), ms);
+  });
+  try {
+    await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -1,0 +1,233 @@
+import pg from 'pg';
+import { ServiceError } from '../../errors.js';
+import { type NewPlant, samePlant } from '../../plants/plant.js';
+import type { CreatePlantResult, NewTokenRecord, Store, StoredToken, TokenRecord, TokenRef } from '../store.js';
+import { migrate } from './migrations.js';
+
+interface PlantRow {
+  id: string;
+  name: string;
+  tag: string | null;
+}
+
+interface TokenRow {
+  id: string;
+  name: string;
+  hash: string;
+  created_at: Date;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+}
+
+export interface PostgresOptions {
+  /** Most connections this process opens. */
+  poolSize: number;
+  /** How long to wait for a connection before answering 503, in milliseconds. */
+  connectTimeoutMs?: number;
+}
+
+/**
+ * The shared store: PostgreSQL (or a compatible database) through a pool of
+ * node-postgres connections, for many service instances on one database.
+ *
+ * Every write is one autocommit statement, so it has returned only after the
+ * database committed it. BIGINT travels as text both ways and becomes a bigint
+ * here, so no id passes through a double.
+ */
+export class PostgresStore implements Store {
+  readonly #pool: pg.Pool;
+
+  private constructor(pool: pg.Pool) {
+    this.#pool = pool;
+  }
+
+  /** Connects and migrates; rejects when the database cannot be reached or migrated. */
+  static async open(url: string, options: PostgresOptions): Promise<PostgresStore> {
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: options.poolSize,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
+      application_name: 'plantstore',
+    });
+    // An idle connection that breaks (a restart, a cut network) is dropped by
+    // the pool; the next query opens a new one. Without a listener the error
+    // would end the process.
+    pool.on('error', () => undefined);
+    try {
+      await translateErrors(() => migrate(pool));
+    } catch (error) {
+      await pool.end();
+      throw error;
+    }
+    return new PostgresStore(pool);
+  }
+
+  async createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
+    if (plants.length === 0) return [];
+    return translateErrors(async () => {
+      // One statement for the batch: the first plant of each id is inserted unless the id is taken.
+      const { rows: inserted } = await this.#pool.query<{ id: string }>(
+        `INSERT INTO plants (id, name, tag)
+         SELECT DISTINCT ON (id) id, name, tag
+           FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS batch (id, name, tag, position)
+          ORDER BY id, position
+         ON CONFLICT (id) DO NOTHING
+         RETURNING id`,
+        [plants.map((plant) => plant.id.toString()), plants.map((plant) => plant.name), plants.map((plant) => plant.tag ?? null)],
+      );
+      const created = new Set(inserted.map((row) => BigInt(row.id)));
+      const firstOfId = new Map<bigint, number>();
+      plants.forEach((plant, position) => firstOfId.has(plant.id) || firstOfId.set(plant.id, position));
+      const isCreated = (plant: NewPlant, position: number) => created.has(plant.id) && firstOfId.get(plant.id) === position;
+      const others = plants.filter((plant, position) => !isCreated(plant, position)).map((plant) => plant.id);
+      // Plants are never changed or deleted, so once committed the row that holds an id is the one to compare with.
+      const holders = others.length === 0 ? new Map<bigint, NewPlant>() : await this.#plantsById(others);
+      return plants.map((plant, position): CreatePlantResult => {
+        if (isCreated(plant, position)) return { outcome: 'created' };
+        const existing = holders.get(plant.id)!;
+        return samePlant(existing, plant) ? { outcome: 'replayed' } : { outcome: 'conflict', existing };
+      });
+    });
+  }
+
+  async #plantsById(ids: readonly bigint[]): Promise<Map<bigint, NewPlant>> {
+    const { rows } = await this.#pool.query<PlantRow>('SELECT id::text, name, tag FROM plants WHERE id = ANY($1::bigint[])', [
+      ids.map(String),
+    ]);
+    return new Map(rows.map((row) => [BigInt(row.id), toNewPlant(row)]));
+  }
+
+  async listPlants({ after, limit }: { after?: bigint; limit: number }): Promise<NewPlant[]> {
+    return translateErrors(async () => {
+      const { rows } =
+        after === undefined
+          ? await this.#pool.query<PlantRow>('SELECT id::text, name, tag FROM plants ORDER BY id LIMIT $1', [limit])
+          : await this.#pool.query<PlantRow>('SELECT id::text, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2', [
+              after.toString(),
+              limit,
+            ]);
+      return rows.map(toNewPlant);
+    });
+  }
+
+  async countPlants(): Promise<bigint> {
+    return translateErrors(async () => {
+      const { rows } = await this.#pool.query<{ count: string }>('SELECT count(*)::text AS count FROM plants');
+      return BigInt(rows[0]!.count);
+    });
+  }
+
+  async insertToken(token: NewTokenRecord): Promise<TokenRecord | 'name-taken'> {
+    return translateErrors(async () => {
+      const { rows } = await this.#pool.query<TokenRow>(
+        `INSERT INTO tokens (name, hash, created_at, expires_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT DO NOTHING RETURNING *`,
+        [token.name, token.hash, token.createdAt, token.expiresAt],
+      );
+      return rows[0] === undefined ? 'name-taken' : toTokenRecord(rows[0]);
+    });
+  }
+
+  async findTokenByHash(hash: string): Promise<TokenRecord | undefined> {
+    return translateErrors(async () => {
+      const { rows } = await this.#pool.query<TokenRow>('SELECT * FROM tokens WHERE hash = $1', [hash]);
+      return rows[0] && toTokenRecord(rows[0]);
+    });
+  }
+
+  async listTokens(): Promise<TokenRecord[]> {
+    return (await this.exportTokens()).map(({ hash: _hash, ...record }) => record);
+  }
+
+  async exportTokens(): Promise<StoredToken[]> {
+    return translateErrors(async () => {
+      const { rows } = await this.#pool.query<TokenRow>('SELECT * FROM tokens ORDER BY id');
+      return rows.map((row) => ({ ...toTokenRecord(row), hash: row.hash }));
+    });
+  }
+
+  async importTokens(tokens: readonly StoredToken[]): Promise<number> {
+    return translateErrors(async () => {
+      const client = await this.#pool.connect();
+      try {
+        await client.query('BEGIN');
+        let added = 0;
+        for (const token of tokens) {
+          const { rows } = await client.query<{ added: boolean }>(
+            `INSERT INTO tokens (id, name, hash, created_at, expires_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (hash) DO UPDATE SET revoked_at = coalesce(tokens.revoked_at, excluded.revoked_at)
+             RETURNING (xmax = 0) AS added`,
+            [token.id, token.name, token.hash, token.createdAt, token.expiresAt, token.revokedAt],
+          ).catch((error: unknown) => {
+            if ((error as { code?: string }).code === '23505') {
+              throw new Error(`token ${token.id} (${token.name}): its id or active name is held by a different token here`);
+            }
+            throw error;
+          });
+          if (rows[0]?.added) added += 1;
+        }
+        // Identity columns do not move past explicit ids by themselves.
+        await client.query(`SELECT setval(pg_get_serial_sequence('tokens', 'id'), GREATEST((SELECT max(id) FROM tokens), 1))`);
+        await client.query('COMMIT');
+        return added;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    });
+  }
+
+  async revokeToken(ref: TokenRef, at: Date): Promise<TokenRecord | undefined> {
+    return translateErrors(async () => {
+      const { rows } =
+        'id' in ref
+          ? await this.#pool.query<TokenRow>('UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING *', [at, ref.id])
+          : await this.#pool.query<TokenRow>('UPDATE tokens SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL RETURNING *', [
+              at,
+              ref.name,
+            ]);
+      return rows[0] && toTokenRecord(rows[0]);
+    });
+  }
+
+  async ping(): Promise<void> {
+    await translateErrors(() => this.#pool.query('SELECT 1'));
+  }
+
+  async close(): Promise<void> {
+    if (!this.#pool.ended) await this.#pool.end();
+  }
+}
+
+function toNewPlant(row: PlantRow): NewPlant {
+  const id = BigInt(row.id);
+  return row.tag === null ? { id, name: row.name } : { id, name: row.name, tag: row.tag };
+}
+
+function toTokenRecord(row: TokenRow): TokenRecord {
+  return { id: Number(row.id), name: row.name, createdAt: row.created_at, expiresAt: row.expires_at, revokedAt: row.revoked_at };
+}
+
+/**
+ * What "the database cannot do this now" looks like from node-postgres: a
+ * socket error, a connection timeout or cut, or a server-side code of class
+ * 08 (connection), 53 (insufficient resources), 57P (shutting down, cannot
+ * connect now) or 25006 (read-only). They become STORE_UNAVAILABLE (503).
+ */
+const UNAVAILABLE_CODES = /^(08|53|57P|25006$|ECONNREFUSED$|ECONNRESET$|ETIMEDOUT$|EPIPE$|ENOTFOUND$|EHOSTUNREACH$|EAI_AGAIN$)/;
+const UNAVAILABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection terminated due to connection timeout|Cannot use a pool after calling end/;
+
+async function translateErrors<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    if (error instanceof ServiceError) throw error;
+    const { code, message } = error as { code?: unknown; message?: unknown };
+    if ((typeof code === 'string' && UNAVAILABLE_CODES.test(code)) || (typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message))) {
+      throw new ServiceError('STORE_UNAVAILABLE', { cause: error });
+    }
+    throw error;
+  }
+}
