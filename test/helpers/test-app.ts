@@ -1,33 +1,34 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../src/app.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { issueToken } from '../../src/tokens/issue-token.js';
+import { type Backend, sqlite } from './backends.js';
 
-/** A folder of its own for one test, removed when the test ends. */
-export function tempDir(t: TestContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'plantstore-test-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+export { tempDir } from './temp-dir.js';
+import { buildApp } from '../../src/app.js';
+import { parseDatabaseUrl } from '../../src/config.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { Store } from '../../src/store/store.js';
+import { issueToken } from '../../src/tokens/issue-token.js';
 
 export interface TestApp {
   app: FastifyInstance;
-  store: SqliteStore;
+  store: Store;
   /** A valid token, issued for this app's store. */
   token: string;
-  databasePath: string;
+  databaseUrl: string;
   /** POST /plants with a valid token and `application/json`, unless told otherwise. */
   post(body: unknown, options?: { token?: string | null; contentType?: string | null; headers?: Record<string, string> }): Promise<LightMyRequestResponse>;
 }
 
-/** The real app on a fresh SQLite file, with one token; closed after the test. */
-export async function testApp(t: TestContext, config: { tokenCacheTtlMs?: number; bodyLimit?: number } = {}): Promise<TestApp> {
-  const databasePath = join(tempDir(t), 'plantstore.db');
-  const store = SqliteStore.open(databasePath);
+/**
+ * The real app on a fresh store, SQLite unless another backend is named,
+ * with one token; closed after the test.
+ */
+export async function testApp(
+  t: TestContext,
+  config: { tokenCacheTtlMs?: number; bodyLimit?: number; backend?: Backend } = {},
+): Promise<TestApp> {
+  const databaseUrl = await (config.backend ?? sqlite).freshUrl(t);
+  const store = await openStore({ database: parseDatabaseUrl(databaseUrl, 'test'), databasePoolSize: 4 });
   const app = buildApp(
     { logLevel: 'silent', bodyLimit: config.bodyLimit ?? 64 * 1024, tokenCacheTtlMs: config.tokenCacheTtlMs ?? 500 },
     store,
@@ -43,7 +44,7 @@ export async function testApp(t: TestContext, config: { tokenCacheTtlMs?: number
     app,
     store,
     token,
-    databasePath,
+    databaseUrl,
     post: (body, options = {}) => {
       const headers: Record<string, string> = { ...options.headers };
       const presented = options.token === undefined ? token : options.token;

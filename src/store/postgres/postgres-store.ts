@@ -101,8 +101,8 @@ export class PostgresStore implements Store {
     return translateErrors(async () => {
       const { rows } =
         after === undefined
-          ? await this.#pool.query<PlantRow>('SELECT id::text, name, tag FROM plants ORDER BY id LIMIT $1', [limit])
-          : await this.#pool.query<PlantRow>('SELECT id::text, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2', [
+          ? await this.#pool.query<PlantRow>('SELECT id::text AS id, name, tag FROM plants ORDER BY plants.id LIMIT $1', [limit])
+          : await this.#pool.query<PlantRow>('SELECT id::text AS id, name, tag FROM plants WHERE plants.id > $1 ORDER BY plants.id LIMIT $2', [
               after.toString(),
               limit,
             ]);
