@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ConfigError, describeSettings, loadStoreConfig, settings } from '../config.js';
+import { describeSettings, loadStoreConfig, settings } from '../config.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 

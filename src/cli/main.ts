@@ -1,6 +1,7 @@
 import { ConfigError } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { type CommandContext, CommandFailed, EXIT, UsageError } from './command-line.js';
+import { copyCommand } from './copy-command.js';
 import { plantsCommand } from './plants-command.js';
 import { serveCommand } from './serve-command.js';
 import { tokenCommand } from './token-command.js';
@@ -15,6 +16,7 @@ Commands:
   token list [--json]       list tokens
   token revoke ID_OR_NAME   revoke a token
   plants export             print every plant, one JSON object a line
+  copy --from URL --to URL  copy every token and plant to another store
 
 Run \`plantstore <command> --help\` for a command's options and settings.
 `;
@@ -30,6 +32,8 @@ export async function main(argv: readonly string[], context: CommandContext = pr
         return await tokenCommand(rest, context);
       case 'plants':
         return await plantsCommand(rest, context);
+      case 'copy':
+        return await copyCommand(rest, context);
       case 'help':
       case '--help':
       case '-h':
