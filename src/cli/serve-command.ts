@@ -54,6 +54,8 @@ async function serve(config: ServeConfig): Promise<number> {
   await app.close();
   await store.close();
   log.info('stopped');
+  // A worker's channel to its primary would keep the process alive.
+  cluster.worker?.disconnect();
   return 0;
 }
 
@@ -105,7 +107,7 @@ async function superviseWorkers(config: ServeConfig): Promise<number> {
   };
 
   for (let i = 0; i < config.workers; i++) fork();
-  log.info({ workers: config.workers, pid: process.pid }, 'plantstore primary supervising workers');
+  log.info({ workers: config.workers }, 'plantstore primary supervising workers');
   void stopSignal().then((signal) => {
     log.info({ signal }, 'stopping workers');
     void stopAll();
