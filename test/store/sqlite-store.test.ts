@@ -65,3 +65,16 @@ test('a store that cannot be used answers 503 with Retry-After, and the process 
   assert.equal(errorBody(response).message, 'The store cannot take writes right now; retry later');
   await assert.rejects(store.ping(), (error: unknown) => error instanceof ServiceError && error.code === 'STORE_UNAVAILABLE');
 });
+
+test('readiness follows the store while liveness does not', async (t) => {
+  const { app, store } = await testApp(t);
+  const ready = await app.inject({ method: 'GET', url: '/readyz' });
+  assert.equal(ready.statusCode, 200);
+  assert.deepEqual(ready.json(), { status: 'ok' });
+  await store.close();
+  const notReady = await app.inject({ method: 'GET', url: '/readyz' });
+  assert.equal(notReady.statusCode, 503);
+  assert.equal(notReady.headers['retry-after'], '1');
+  assert.equal(errorBody(notReady).message, 'The store cannot take writes right now; retry later');
+  assert.equal((await app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
+});

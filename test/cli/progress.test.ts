@@ -1,0 +1,31 @@
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { test } from 'node:test';
+import { Progress } from '../../src/cli/progress.js';
+
+function capture(isTTY: boolean): { stream: PassThrough & { isTTY?: boolean }; text: () => string } {
+  const stream = Object.assign(new PassThrough(), { isTTY });
+  let text = '';
+  stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  return { stream, text: () => text };
+}
+
+test('on a terminal, progress is one bar redrawn in place', () => {
+  const { stream, text } = capture(true);
+  const progress = new Progress(stream, 'copy: plants', 200n);
+  progress.update(50n);
+  progress.update(200n, true);
+  assert.equal(
+    text(),
+    `\rcopy: plants [${'#'.repeat(8)}${' '.repeat(22)}] 25% 50/200\rcopy: plants [${'#'.repeat(30)}] 100% 200/200\n`,
+  );
+});
+
+test('elsewhere, progress is plain lines, at most one a second, and always the last', () => {
+  const { stream, text } = capture(false);
+  const progress = new Progress(stream, 'copy: plants', 200n);
+  progress.update(50n);
+  progress.update(100n);
+  progress.update(200n, true);
+  assert.equal(text(), 'copy: plants: 50/200 (25%)\ncopy: plants: 200/200 (100%)\n');
+});
