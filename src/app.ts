@@ -7,11 +7,12 @@ import { errorHandler } from './http/error-handler.js';
 import { parseExactJson } from './http/exact-json.js';
 import { addInt64Keyword } from './http/int64-keyword.js';
 import { plantsRoutes } from './http/routes/plants-routes.js';
+import { GroupCommit } from './plants/group-commit.js';
 import { systemRoutes } from './http/routes/system-routes.js';
 import type { Store } from './store/store.js';
 import { TokenVerifier } from './tokens/token-verifier.js';
 
-export type AppConfig = Pick<ServeConfig, 'logLevel' | 'bodyLimit' | 'tokenCacheTtlMs'>;
+export type AppConfig = Pick<ServeConfig, 'logLevel' | 'bodyLimit' | 'tokenCacheTtlMs' | 'writeBatchMax' | 'writeQueueMax'>;
 
 /**
  * Builds the HTTP application on a store. It never listens: the serve
@@ -47,7 +48,14 @@ export function buildApp(config: AppConfig, store: Store): FastifyInstance {
     }
   });
 
+  const writer = new GroupCommit(store, {
+    maxBatch: config.writeBatchMax,
+    maxQueue: config.writeQueueMax,
+    concurrency: store.writeConcurrency,
+  });
+  app.addHook('onClose', () => writer.drain());
+
   systemRoutes(app, { store });
-  plantsRoutes(app, { store, verifier: new TokenVerifier(store, { ttlMs: config.tokenCacheTtlMs }) });
+  plantsRoutes(app, { writer, verifier: new TokenVerifier(store, { ttlMs: config.tokenCacheTtlMs }) });
   return app;
 }

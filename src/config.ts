@@ -17,6 +17,10 @@ export interface ServeConfig {
   /** How long a verified token is trusted before it is looked up again, in milliseconds. */
   readonly tokenCacheTtlMs: number;
   readonly databasePoolSize: number;
+  /** Most plants written in one transaction. */
+  readonly writeBatchMax: number;
+  /** Most plants waiting for a transaction before creates are refused with 503. */
+  readonly writeQueueMax: number;
   /** Processes that serve on the port together (node:cluster); 1 serves in this process. */
   readonly workers: number;
 }
@@ -100,6 +104,20 @@ export const settings = {
     help: 'most connections one process opens to PostgreSQL',
     parse: (text, source) => parseInteger(text, source, 1, 1000),
   },
+  writeBatchMax: {
+    env: 'WRITE_BATCH_MAX',
+    flag: 'write-batch-max',
+    default: 512, // plants per transaction
+    help: 'most plants written in one transaction (group commit)',
+    parse: (text, source) => parseInteger(text, source, 1, 100_000),
+  },
+  writeQueueMax: {
+    env: 'WRITE_QUEUE_MAX',
+    flag: 'write-queue-max',
+    default: 4096, // plants
+    help: 'most plants waiting to be written; past it creates answer 503',
+    parse: (text, source) => parseInteger(text, source, 1, 1_000_000),
+  },
   workers: {
     env: 'WORKERS',
     flag: 'workers',
@@ -135,6 +153,8 @@ export const SERVE_SETTINGS = [
   'logLevel',
   'bodyLimit',
   'tokenCacheTtlMs',
+  'writeBatchMax',
+  'writeQueueMax',
 ] as const satisfies readonly (keyof ServeConfig)[];
 
 export const STORE_SETTINGS = ['database', 'databasePoolSize'] as const satisfies readonly (keyof StoreConfig)[];

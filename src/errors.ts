@@ -69,6 +69,11 @@ export const errorCatalogue = {
     message: 'The store cannot take writes right now; retry later',
     headers: { 'retry-after': '1' },
   },
+  OVERLOADED: {
+    status: 503,
+    message: 'The server has more writes waiting than it accepts; retry later',
+    headers: { 'retry-after': '1' },
+  },
   INTERNAL: {
     status: 500,
     message: 'Internal server error; the server log has the detail under this request id',

@@ -1,5 +1,5 @@
 import { ServiceError } from '../errors.js';
-import type { Store } from '../store/store.js';
+import type { GroupCommit } from './group-commit.js';
 import { type NewPlant, type Plant, toPlant } from './plant.js';
 
 /**
@@ -7,11 +7,11 @@ import { type NewPlant, type Plant, toPlant } from './plant.js';
  * plant posted again is answered as if created (a safe retry), a different
  * plant under a taken id is a conflict and changes nothing.
  */
-export async function createPlant(store: Store, plant: NewPlant): Promise<Plant> {
+export async function createPlant(writer: GroupCommit, plant: NewPlant): Promise<Plant> {
   checkStorableText('name', plant.name);
   if (plant.tag !== undefined) checkStorableText('tag', plant.tag);
-  const [result] = await store.createPlants([plant]);
-  if (result?.outcome === 'conflict') {
+  const result = await writer.create(plant);
+  if (result.outcome === 'conflict') {
     throw new ServiceError('PLANT_CONFLICT', { detail: `id ${plant.id} is taken by another plant` });
   }
   return toPlant(plant);

@@ -11,6 +11,9 @@ import type { NewPlant } from '../plants/plant.js';
  * not an error.
  */
 export interface Store {
+  /** How many `createPlants` transactions may run at once: 1 for a single-writer database. */
+  readonly writeConcurrency: number;
+
   /**
    * Stores each plant whose id is free, in order, in one transaction, and
    * resolves one result per plant only once that transaction is durably

@@ -25,12 +25,18 @@ export interface TestApp {
  */
 export async function testApp(
   t: TestContext,
-  config: { tokenCacheTtlMs?: number; bodyLimit?: number; backend?: Backend } = {},
+  config: { tokenCacheTtlMs?: number; bodyLimit?: number; writeBatchMax?: number; writeQueueMax?: number; backend?: Backend } = {},
 ): Promise<TestApp> {
   const databaseUrl = await (config.backend ?? sqlite).freshUrl(t);
   const store = await openStore({ database: parseDatabaseUrl(databaseUrl, 'test'), databasePoolSize: 4 });
   const app = buildApp(
-    { logLevel: 'silent', bodyLimit: config.bodyLimit ?? 64 * 1024, tokenCacheTtlMs: config.tokenCacheTtlMs ?? 500 },
+    {
+      logLevel: 'silent',
+      bodyLimit: config.bodyLimit ?? 64 * 1024,
+      tokenCacheTtlMs: config.tokenCacheTtlMs ?? 500,
+      writeBatchMax: config.writeBatchMax ?? 512,
+      writeQueueMax: config.writeQueueMax ?? 4096,
+    },
     store,
   );
   t.after(async () => {

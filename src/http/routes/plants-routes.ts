@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { createPlant } from '../../plants/create-plant.js';
 import type { NewPlant } from '../../plants/plant.js';
-import type { Store } from '../../store/store.js';
+import type { GroupCommit } from '../../plants/group-commit.js';
 import type { TokenVerifier } from '../../tokens/token-verifier.js';
 import { bearerAuth } from '../bearer-auth.js';
 import { componentSchema, exactInt64Schema } from '../contract.js';
@@ -9,7 +9,7 @@ import { requireJsonMediaType } from '../json-media-type.js';
 import { allowOnly } from '../method-not-allowed.js';
 
 /** POST /plants: authentication, then media type, then the body, then the domain. */
-export function plantsRoutes(app: FastifyInstance, deps: { store: Store; verifier: TokenVerifier }): void {
+export function plantsRoutes(app: FastifyInstance, deps: { writer: GroupCommit; verifier: TokenVerifier }): void {
   const errorSchema = componentSchema('Error');
   app.post('/plants', {
     schema: {
@@ -18,7 +18,7 @@ export function plantsRoutes(app: FastifyInstance, deps: { store: Store; verifie
     },
     onRequest: bearerAuth(deps.verifier),
     preParsing: requireJsonMediaType,
-    handler: async (request) => createPlant(deps.store, request.body as NewPlant),
+    handler: async (request) => createPlant(deps.writer, request.body as NewPlant),
   });
   allowOnly(app, '/plants', ['POST']);
 }

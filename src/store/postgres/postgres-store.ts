@@ -36,9 +36,12 @@ export interface PostgresOptions {
  */
 export class PostgresStore implements Store {
   readonly #pool: pg.Pool;
+  readonly writeConcurrency: number;
 
-  private constructor(pool: pg.Pool) {
+  private constructor(pool: pg.Pool, poolSize: number) {
     this.#pool = pool;
+    // Leave a connection for token lookups and readiness while batches are written.
+    this.writeConcurrency = Math.max(1, poolSize - 1);
   }
 
   /** Connects and migrates; rejects when the database cannot be reached or migrated. */
@@ -59,7 +62,7 @@ export class PostgresStore implements Store {
       await pool.end();
       throw error;
     }
-    return new PostgresStore(pool);
+    return new PostgresStore(pool, options.poolSize);
   }
 
   async createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {

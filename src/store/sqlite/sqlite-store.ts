@@ -28,6 +28,8 @@ interface TokenRow {
  * driver is synchronous; the methods are async only to fit the interface.
  */
 export class SqliteStore implements Store {
+  /** SQLite has one writer at a time; batches, not parallel transactions, make it fast. */
+  readonly writeConcurrency = 1;
   readonly #db: Database.Database;
   readonly #statements;
 

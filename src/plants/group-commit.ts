@@ -1,0 +1,93 @@
+import { ServiceError } from '../errors.js';
+import type { CreatePlantResult, Store } from '../store/store.js';
+import type { NewPlant } from './plant.js';
+
+export interface GroupCommitOptions {
+  /** Most plants in one transaction. */
+  maxBatch: number;
+  /** Most plants waiting for a transaction; past it a create is refused with 503 (OVERLOADED). */
+  maxQueue: number;
+  /** Transactions in flight at once: 1 for a single-writer store, more for a server database. */
+  concurrency: number;
+  /** Called after each commit, for metrics. */
+  onCommit?: (batchSize: number, seconds: number) => void;
+}
+
+interface Waiting {
+  plant: NewPlant;
+  resolve: (result: CreatePlantResult) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit: creates that arrive while a transaction is in flight wait and
+ * go into the next one together, so one durable commit (one fsync) answers
+ * them all. Each caller is answered only once its own transaction committed.
+ *
+ * A create that finds the writer idle is committed in the same turn of the
+ * event loop, after the requests already read in that turn have joined it:
+ * there is no timer waiting for company, so a lone request sees no added wait.
+ * The queue is bounded, so an overload is refused rather than held in memory.
+ */
+export class GroupCommit {
+  readonly #store: Store;
+  readonly #options: GroupCommitOptions;
+  #queue: Waiting[] = [];
+  #inFlight = 0;
+  #flushScheduled = false;
+  /** Commits made so far; a lone request makes exactly one. */
+  commits = 0;
+
+  constructor(store: Store, options: GroupCommitOptions) {
+    this.#store = store;
+    this.#options = options;
+  }
+
+  create(plant: NewPlant): Promise<CreatePlantResult> {
+    if (this.#queue.length >= this.#options.maxQueue) {
+      return Promise.reject(new ServiceError('OVERLOADED', { detail: `${this.#queue.length} plants are waiting to be written` }));
+    }
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ plant, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  /** Resolves once every create accepted so far has been answered. */
+  async drain(): Promise<void> {
+    while (this.#queue.length > 0 || this.#inFlight > 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  #schedule(): void {
+    if (this.#flushScheduled || this.#inFlight >= this.#options.concurrency) return;
+    this.#flushScheduled = true;
+    // setImmediate runs after the I/O callbacks of this turn: every request already read joins the batch.
+    setImmediate(this.#flush);
+  }
+
+  readonly #flush = (): void => {
+    this.#flushScheduled = false;
+    while (this.#inFlight < this.#options.concurrency && this.#queue.length > 0) {
+      const batch = this.#queue.length <= this.#options.maxBatch ? this.#queue : this.#queue.slice(0, this.#options.maxBatch);
+      this.#queue = batch === this.#queue ? [] : this.#queue.slice(this.#options.maxBatch);
+      void this.#commit(batch);
+    }
+  };
+
+  async #commit(batch: Waiting[]): Promise<void> {
+    this.#inFlight += 1;
+    this.commits += 1;
+    const started = process.hrtime.bigint();
+    try {
+      const results = await this.#store.createPlants(batch.map((waiting) => waiting.plant));
+      this.#options.onCommit?.(batch.length, Number(process.hrtime.bigint() - started) / 1e9);
+      batch.forEach((waiting, i) => waiting.resolve(results[i]!));
+    } catch (error) {
+      // A failed transaction stored nothing of the batch: every request in it is told so.
+      for (const waiting of batch) waiting.reject(error);
+    } finally {
+      this.#inFlight -= 1;
+      if (this.#queue.length > 0) this.#schedule();
+    }
+  }
+}
