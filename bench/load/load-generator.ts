@@ -1,0 +1,79 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+/** What one load run measured. */
+export interface LoadResult {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Connection errors and timeouts. */
+  errors: number;
+  /** Answers other than 2xx. */
+  non2xx: number;
+}
+
+export interface LoadRun {
+  url: string;
+  token: string;
+  connections: number;
+  seconds: number;
+  /** Ids of this run start above this, so that every request creates a new plant. */
+  idBase: number;
+  /** The core to run on, when the machine has more than one. */
+  cpu?: number | undefined;
+}
+
+const WRK_SCRIPT = fileURLToPath(new URL('./post-plants.lua', import.meta.url));
+
+export function hasCommand(name: string): boolean {
+  try {
+    execFileSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** wrk when it is installed (a C load generator costs the machine least), else autocannon in this process. */
+export const loadGenerator: { name: string; run(run: LoadRun): Promise<LoadResult> } = hasCommand('wrk')
+  ? { name: 'wrk', run: runWrk }
+  : { name: 'autocannon', run: runAutocannon };
+
+async function runWrk(run: LoadRun): Promise<LoadResult> {
+  const args = ['-t1', `-c${run.connections}`, `-d${run.seconds}s`, '--timeout', '10s', '-s', WRK_SCRIPT, run.url, '--', run.token, String(run.idBase)];
+  const [command, commandArgs] = run.cpu === undefined ? ['wrk', args] : ['taskset', ['-c', String(run.cpu), 'wrk', ...args]];
+  const child = spawn(command, commandArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await new Promise((resolve) => child.once('close', resolve));
+  const line = /^RESULT (.*)$/m.exec(output)?.[1];
+  if (line === undefined) throw new Error(`wrk printed no result:\n${output}`);
+  const result = JSON.parse(line) as { requests: number; seconds: number; p50_us: number; p99_us: number; errors: number; non2xx: number };
+  return {
+    requestsPerSecond: result.requests / result.seconds,
+    p50Ms: result.p50_us / 1000,
+    p99Ms: result.p99_us / 1000,
+    errors: result.errors,
+    non2xx: result.non2xx,
+  };
+}
+
+async function runAutocannon(run: LoadRun): Promise<LoadResult> {
+  let next = run.idBase;
+  const result = await autocannon({
+    url: `${run.url}/plants`,
+    connections: run.connections,
+    duration: run.seconds,
+    method: 'POST',
+    headers: { authorization: `Bearer ${run.token}`, 'content-type': 'application/json' },
+    requests: [{ setupRequest: (request) => ({ ...request, body: `{"id":${++next},"name":"Monstera deliciosa","tag":"aroid"}` }) }],
+  });
+  return {
+    requestsPerSecond: result.requests.total / (result.duration || run.seconds),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}

@@ -1,0 +1,209 @@
+// npm run bench: the service against a bare node:http baseline on the same
+// machine, with the same load. `npm run bench -- --help` for the options.
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { hasCommand, type LoadResult, loadGenerator } from './load/load-generator.js';
+import { type RunningServer, startBaseline, startService } from './servers.js';
+import { freshStore, preload, type StoreKind } from './stores.js';
+
+const HELP = `Usage: npm run bench -- [options]
+
+  --store sqlite|postgres   the service's store (default sqlite)
+  --connections N           connections of the loaded scenario (default 64)
+  --duration S              seconds of each measurement (default 10)
+  --warmup S                seconds of load before each measurement (default 2)
+  --rounds N                rounds, alternating service and baseline (default 3)
+  --preload N               also measure a store already holding N plants
+  --postgres-url URL        the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/test)
+  --smoke                   a few seconds: checks that everything runs and reports; asserts nothing
+`;
+
+const { values } = parseArgs({
+  options: {
+    store: { type: 'string', default: 'sqlite' },
+    connections: { type: 'string', default: '64' },
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '3' },
+    preload: { type: 'string', default: '0' },
+    'postgres-url': { type: 'string', default: process.env['PLANTSTORE_TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test' },
+    smoke: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (values.help) {
+  process.stdout.write(HELP);
+  process.exit(0);
+}
+if (values.store !== 'sqlite' && values.store !== 'postgres') throw new Error('--store must be sqlite or postgres');
+const store: StoreKind = values.store;
+const smoke = values.smoke;
+const options = {
+  connections: Number(values.connections),
+  duration: smoke ? 1 : Number(values.duration),
+  warmup: smoke ? 0 : Number(values.warmup),
+  rounds: smoke ? 1 : Number(values.rounds),
+  preload: smoke ? Math.min(Number(values.preload), 1000) : Number(values.preload),
+};
+
+// The server on core 0, the load generator on core 1, when there are two cores to pin to.
+const pinning = availableParallelism() >= 2 && hasCommand('taskset');
+const serverCpu = pinning ? 0 : undefined;
+const loadCpu = pinning ? 1 : undefined;
+
+interface Measured {
+  many: LoadResult;
+  lone: LoadResult;
+  peakRssMiB: number;
+}
+
+let nextIdBase = 1;
+/** Every load run gets its own range of ids (2^40 each), so that each request creates a plant. */
+function idBase(): number {
+  return nextIdBase++ * 2 ** 40;
+}
+
+async function measure(server: RunningServer, token: string): Promise<Measured> {
+  const run = (connections: number, seconds: number) =>
+    loadGenerator.run({ url: server.url, token, connections, seconds, idBase: idBase(), cpu: loadCpu });
+  if (options.warmup > 0) await run(options.connections, options.warmup);
+  const many = await run(options.connections, options.duration);
+  const lone = await run(1, options.duration);
+  return { many, lone, peakRssMiB: server.peakRssMiB() };
+}
+
+async function measureService(): Promise<Measured> {
+  const bench = await freshStore(store, values['postgres-url']);
+  try {
+    const server = await startService({ DATABASE_URL: bench.url }, serverCpu);
+    try {
+      return await measure(server, bench.token);
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await bench.cleanup();
+  }
+}
+
+async function measureBaseline(): Promise<Measured> {
+  const server = await startBaseline('ps_baseline', serverCpu);
+  try {
+    return await measure(server, 'ps_baseline');
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Throughput at the loaded scenario on a store that already holds `count` plants, one round each way. */
+async function measurePreloaded(count: number): Promise<{ empty: number; preloaded: number }> {
+  const bench = await freshStore(store, values['postgres-url']);
+  try {
+    let lastReport = 0;
+    await preload(bench.url, count, (done) => {
+      if (Date.now() - lastReport > 5000 || done === count) {
+        lastReport = Date.now();
+        process.stderr.write(`preload: ${done}/${count}\n`);
+      }
+    });
+    const preloaded: number[] = [];
+    for (let round = 0; round < options.rounds; round++) {
+      const server = await startService({ DATABASE_URL: bench.url }, serverCpu);
+      try {
+        const run = (seconds: number) =>
+          loadGenerator.run({ url: server.url, token: bench.token, connections: options.connections, seconds, idBase: idBase(), cpu: loadCpu });
+        if (options.warmup > 0) await run(options.warmup);
+        preloaded.push((await run(options.duration)).requestsPerSecond);
+      } finally {
+        await server.stop();
+      }
+    }
+    return { empty: 0, preloaded: median(preloaded) };
+  } finally {
+    await bench.cleanup();
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+function medianOf(runs: Measured[], pick: (run: Measured) => number): number {
+  return median(runs.map(pick));
+}
+
+const service: Measured[] = [];
+const baseline: Measured[] = [];
+for (let round = 1; round <= options.rounds; round++) {
+  const order = round % 2 === 1 ? (['service', 'baseline'] as const) : (['baseline', 'service'] as const);
+  for (const target of order) {
+    process.stderr.write(`round ${round}/${options.rounds}: ${target}\n`);
+    if (target === 'service') service.push(await measureService());
+    else baseline.push(await measureBaseline());
+  }
+}
+const preloadResult = options.preload > 0 ? await measurePreloaded(options.preload) : undefined;
+
+// The report.
+const row = (name: string, runs: Measured[], scenario: 'many' | 'lone') => {
+  const pick = (field: keyof LoadResult) => medianOf(runs, (run) => run[scenario][field]);
+  const sum = (field: keyof LoadResult) => runs.reduce((total, run) => total + run[scenario][field], 0);
+  return `| ${name} | ${scenario === 'many' ? options.connections : 1} | ${Math.round(pick('requestsPerSecond'))} | ${pick('p50Ms').toFixed(2)} | ${pick('p99Ms').toFixed(2)} | ${sum('errors')} | ${sum('non2xx')} | ${medianOf(runs, (run) => run.peakRssMiB).toFixed(1)} |`;
+};
+const ratio = (a: number, b: number) => a / b;
+const serviceMany = medianOf(service, (run) => run.many.requestsPerSecond);
+const baselineMany = medianOf(baseline, (run) => run.many.requestsPerSecond);
+const throughputRatio = ratio(serviceMany, baselineMany);
+const p99Ratio = ratio(medianOf(service, (run) => run.many.p99Ms), medianOf(baseline, (run) => run.many.p99Ms));
+const loneDelta = medianOf(service, (run) => run.lone.p50Ms) - medianOf(baseline, (run) => run.lone.p50Ms);
+const rssRatio = ratio(medianOf(service, (run) => run.peakRssMiB), medianOf(baseline, (run) => run.peakRssMiB));
+const verdict = (met: boolean) => (met ? 'met' : 'not met');
+
+const targets = [
+  store === 'sqlite'
+    ? `| throughput at ${options.connections} connections, every 200 durable | ≥ 0.75 × baseline | ${throughputRatio.toFixed(2)} × | ${verdict(throughputRatio >= 0.75)} |`
+    : `| PostgreSQL throughput at ${options.connections} connections, every 200 committed | ≥ 0.40 × baseline | ${throughputRatio.toFixed(2)} × | ${verdict(throughputRatio >= 0.4)} |`,
+  `| p99 latency at ${options.connections} connections | ≤ 2 × baseline | ${p99Ratio.toFixed(2)} × | ${verdict(p99Ratio <= 2)} |`,
+  `| median latency of a lone request (1 connection) | ≤ baseline + 0.3 ms | ${loneDelta >= 0 ? '+' : ''}${loneDelta.toFixed(3)} ms | ${verdict(loneDelta <= 0.3)} |`,
+  `| peak RSS under load | ≤ 1.3 × baseline | ${rssRatio.toFixed(2)} × | ${verdict(rssRatio <= 1.3)} |`,
+];
+if (preloadResult !== undefined) {
+  const preloadedRatio = ratio(preloadResult.preloaded, serviceMany);
+  targets.push(
+    `| throughput with ${options.preload.toLocaleString('en')} plants stored | ≥ 0.85 × empty store | ${preloadedRatio.toFixed(2)} × (${Math.round(preloadResult.preloaded)} req/s) | ${verdict(preloadedRatio >= 0.85)} |`,
+  );
+}
+
+const date = new Date().toISOString().slice(0, 10);
+const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
+const report = `# Benchmark: ${store}, ${date}${smoke ? ' (smoke run: figures mean nothing)' : ''}
+
+Command: \`${command}\`
+Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.version}.
+Load: ${loadGenerator.name}, \`POST /plants\` with a unique id and a valid token on every request; ${options.rounds} rounds alternating service and baseline, each on a fresh store, ${options.warmup} s warm-up, ${options.duration} s a measurement; medians of the rounds. ${pinning ? 'Server pinned to core 0 and load generator to core 1 (taskset).' : 'No pinning (one core, or no taskset).'}
+Baseline: \`bench/baseline-server.mjs\`, bare \`node:http\` that parses the JSON and compares the token to a constant, with no validation and no storage.
+Service: \`bin/plantstore serve\` with its defaults (log level info, logs written to /dev/null), ${store === 'sqlite' ? 'SQLite in WAL mode with synchronous=FULL' : 'PostgreSQL, one process'}, group commit.
+
+| server | connections | req/s | p50 ms | p99 ms | errors | non-2xx | peak RSS MiB |
+|---|---|---|---|---|---|---|---|
+${row('baseline', baseline, 'many')}
+${row('service', service, 'many')}
+${row('baseline', baseline, 'lone')}
+${row('service', service, 'lone')}
+
+| target | goal | measured | |
+|---|---|---|---|
+${targets.join('\n')}
+`;
+
+process.stdout.write(`\n${report}`);
+const resultsDir = smoke ? mkdtempSync(join(tmpdir(), 'plantstore-bench-smoke-')) : fileURLToPath(new URL('./results/', import.meta.url));
+mkdirSync(resultsDir, { recursive: true });
+const file = join(resultsDir, `${date}-${store}.md`);
+writeFileSync(file, report);
+process.stderr.write(`written to ${file}\n`);

@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { hasCommand } from './load/load-generator.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** A server under load: where it listens, and how to read its peak memory and stop it. */
+export interface RunningServer {
+  url: string;
+  /** Peak resident memory since the process started (VmHWM), in MiB. */
+  peakRssMiB(): number;
+  stop(): Promise<void>;
+}
+
+export async function startService(env: Record<string, string>, cpu: number | undefined): Promise<RunningServer> {
+  return start([`${ROOT}/bin/plantstore`, 'serve'], env, cpu);
+}
+
+export async function startBaseline(token: string, cpu: number | undefined): Promise<RunningServer> {
+  return start([`${ROOT}/bench/baseline-server.mjs`], { BASELINE_TOKEN: token }, cpu);
+}
+
+async function start(args: string[], env: Record<string, string>, cpu: number | undefined): Promise<RunningServer> {
+  const port = await freePort();
+  const command = [process.execPath, ...args, ...(args.length > 1 ? ['--port', String(port)] : [String(port)])];
+  const pinned = cpu !== undefined && hasCommand('taskset') ? ['taskset', '-c', String(cpu), ...command] : command;
+  // Logs go nowhere, but are still written: the service is measured as it runs in production.
+  const child = spawn(pinned[0]!, pinned.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilServing(url, child);
+  return {
+    url,
+    peakRssMiB: () => {
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      return Number(/^VmHWM:\s+(\d+) kB/m.exec(status)![1]) / 1024;
+    },
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+async function waitUntilServing(url: string, child: ChildProcess): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`);
+    try {
+      await fetch(`${url}/healthz`);
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  throw new Error(`nothing answered at ${url}`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
