@@ -13,6 +13,13 @@ import { systemRoutes } from './http/routes/system-routes.js';
 import type { Store } from './store/store.js';
 import { TokenVerifier } from './tokens/token-verifier.js';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The app's group commit, for metrics and tests. */
+    groupCommit: GroupCommit;
+  }
+}
+
 export type AppConfig = Pick<ServeConfig, 'logLevel' | 'bodyLimit' | 'tokenCacheTtlMs' | 'writeBatchMax' | 'writeQueueMax'>;
 
 /**
@@ -57,6 +64,7 @@ export function buildApp(config: AppConfig, store: Store): FastifyInstance {
     maxQueue: config.writeQueueMax,
     concurrency: store.writeConcurrency,
   });
+  app.decorate('groupCommit', writer);
   app.addHook('onClose', () => writer.drain());
 
   systemRoutes(app, { store });

@@ -25,10 +25,19 @@ export interface TestApp {
  */
 export async function testApp(
   t: TestContext,
-  config: { tokenCacheTtlMs?: number; bodyLimit?: number; writeBatchMax?: number; writeQueueMax?: number; backend?: Backend } = {},
+  config: {
+    tokenCacheTtlMs?: number;
+    bodyLimit?: number;
+    writeBatchMax?: number;
+    writeQueueMax?: number;
+    backend?: Backend;
+    /** Puts something between the app and the real store (a gate, a fault). */
+    wrapStore?: (store: Store) => Store;
+  } = {},
 ): Promise<TestApp> {
   const databaseUrl = await (config.backend ?? sqlite).freshUrl(t);
   const store = await openStore({ database: parseDatabaseUrl(databaseUrl, 'test'), databasePoolSize: 4 });
+  const served = config.wrapStore?.(store) ?? store;
   const app = buildApp(
     {
       logLevel: 'silent',
@@ -37,7 +46,7 @@ export async function testApp(
       writeBatchMax: config.writeBatchMax ?? 512,
       writeQueueMax: config.writeQueueMax ?? 4096,
     },
-    store,
+    served,
   );
   t.after(async () => {
     await app.close();

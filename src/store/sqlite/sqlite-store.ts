@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { NewPlant } from '../../plants/plant.js';
 import type { CreatePlantResult, NewTokenRecord, Store, StoredToken, TokenRecord, TokenRef } from '../store.js';
+import { Checkpointer } from './checkpointer.js';
 import { openConnection, translateErrors } from './connection.js';
 import { migrate } from './migrations.js';
 import { type PlantRow, plantWriter, toNewPlant } from './plant-writes.js';
@@ -29,11 +30,14 @@ export class SqliteStore implements Store {
   /** SQLite has one writer at a time; batches, not parallel transactions, make it fast. */
   readonly writeConcurrency = 1;
   readonly #db: Database.Database;
+  readonly #path: string;
   readonly #writePlants: (plants: readonly NewPlant[]) => CreatePlantResult[];
+  #checkpointer: Checkpointer | undefined;
   readonly #statements;
 
-  private constructor(db: Database.Database) {
+  private constructor(db: Database.Database, path: string) {
     this.#db = db;
+    this.#path = path;
     this.#writePlants = plantWriter(db);
     this.#statements = {
       listPlants: db.prepare('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?').safeIntegers(true),
@@ -65,11 +69,15 @@ export class SqliteStore implements Store {
         db.close();
         throw error;
       }
-      return new SqliteStore(db);
+      return new SqliteStore(db, path);
     });
   }
 
   async createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
+    // Started with the first write, so that commands that only read or manage tokens start no thread.
+    if (this.#checkpointer === undefined && this.#db.open && this.#path !== ':memory:') {
+      this.#checkpointer = new Checkpointer(this.#path, this.#db);
+    }
     return translateErrors(() => this.#writePlants(plants));
   }
 
@@ -173,6 +181,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.#checkpointer?.close();
     if (this.#db.open) this.#db.close();
   }
 }

@@ -1,0 +1,35 @@
+import type { NewPlant } from '../../src/plants/plant.js';
+import type { CreatePlantResult, Store } from '../../src/store/store.js';
+
+/**
+ * A real store whose plant writes can be held at a gate, to see what arrives
+ * while a commit is in flight. Everything else goes straight through.
+ */
+export function gatedStore(store: Store): Store & { hold(): void; release(): void; batches: number[] } {
+  let gate: Promise<void> | undefined;
+  let open: () => void = () => undefined;
+  const batches: number[] = [];
+  const gated = {
+    batches,
+    hold() {
+      gate = new Promise<void>((resolve) => (open = resolve));
+    },
+    release() {
+      gate = undefined;
+      open();
+    },
+    async createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
+      batches.push(plants.length);
+      if (gate !== undefined) await gate;
+      return store.createPlants(plants);
+    },
+  };
+  // Everything not gated is the real store's own, called on the real store.
+  return new Proxy(gated, {
+    get(target, key) {
+      if (key in target) return target[key as keyof typeof target];
+      const value = store[key as keyof Store];
+      return typeof value === 'function' ? value.bind(store) : value;
+    },
+  }) as unknown as Store & typeof gated;
+}

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { test } from 'node:test';
+import { ServiceError } from '../../src/errors.js';
+import { GroupCommit } from '../../src/plants/group-commit.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { gatedStore } from '../helpers/gated-store.js';
+import { tempDir } from '../helpers/temp-dir.js';
+
+function setUp(t: Parameters<typeof tempDir>[0], options: { maxBatch?: number; maxQueue?: number } = {}) {
+  const real = SqliteStore.open(join(tempDir(t), 'p.db'));
+  t.after(() => real.close());
+  const store = gatedStore(real);
+  const writer = new GroupCommit(store, { maxBatch: options.maxBatch ?? 512, maxQueue: options.maxQueue ?? 4096, concurrency: 1 });
+  return { real, store, writer };
+}
+
+test('creates that arrive while a commit is in flight share the next one, and each waits for its own', async (t) => {
+  const { real, store, writer } = setUp(t);
+  store.hold();
+  const first = writer.create({ id: 1n, name: 'first' });
+  await nextTurn();
+  const settled = new Set<number>();
+  const later = [2n, 3n, 4n, 5n].map((id) => writer.create({ id, name: `later ${id}` }).then((result) => (settled.add(Number(id)), result)));
+  await nextTurn();
+  assert.deepEqual(store.batches, [1], 'the later creates wait for the commit in flight');
+  assert.equal(settled.size, 0);
+  assert.equal(await real.countPlants(), 0n, 'nothing is answered before its commit');
+
+  store.release();
+  assert.deepEqual(await first, { outcome: 'created' });
+  assert.deepEqual(await Promise.all(later), Array(4).fill({ outcome: 'created' }));
+  assert.deepEqual(store.batches, [1, 4], 'one commit for all four');
+  assert.equal(writer.commits, 2);
+});
+
+test('a lone create commits at once, alone', async (t) => {
+  const { store, writer } = setUp(t);
+  for (let id = 1n; id <= 5n; id++) assert.deepEqual(await writer.create({ id, name: 'alone' }), { outcome: 'created' });
+  assert.deepEqual(store.batches, [1, 1, 1, 1, 1]);
+  assert.equal(writer.commits, 5);
+});
+
+test('batches are bounded by maxBatch', async (t) => {
+  const { store, writer } = setUp(t, { maxBatch: 3 });
+  await Promise.all(Array.from({ length: 8 }, (_, i) => writer.create({ id: BigInt(i), name: 'x' })));
+  assert.deepEqual(store.batches, [3, 3, 2]);
+});
+
+test('a full queue refuses with OVERLOADED and stores nothing of the refused create', async (t) => {
+  const { real, store, writer } = setUp(t, { maxQueue: 2 });
+  store.hold();
+  const inFlight = writer.create({ id: 1n, name: 'in flight' });
+  await nextTurn();
+  const queued = [writer.create({ id: 2n, name: 'queued' }), writer.create({ id: 3n, name: 'queued' })];
+  await assert.rejects(writer.create({ id: 4n, name: 'refused' }), (error: unknown) => {
+    assert.ok(error instanceof ServiceError);
+    assert.equal(error.code, 'OVERLOADED');
+    assert.equal(error.status, 503);
+    assert.deepEqual(error.headers, { 'retry-after': '1' });
+    return true;
+  });
+  store.release();
+  await Promise.all([inFlight, ...queued]);
+  assert.deepEqual((await real.listPlants({ limit: 10 })).map((plant) => plant.id), [1n, 2n, 3n]);
+});
+
+test('a failed commit fails every create of its batch, and the next batch goes on', async (t) => {
+  const { real, writer } = setUp(t);
+  const doomed = [writer.create({ id: 1n, name: 'a' }), writer.create({ id: 2n, name: 'b' })];
+  await real.close();
+  const results = await Promise.allSettled(doomed);
+  assert.deepEqual(results.map((result) => result.status), ['rejected', 'rejected']);
+  for (const result of results) {
+    assert.ok(result.status === 'rejected' && result.reason instanceof ServiceError && result.reason.code === 'STORE_UNAVAILABLE');
+  }
+});
