@@ -1,5 +1,4 @@
 import type { StoreConfig } from '../config.js';
-import { PostgresStore } from './postgres/postgres-store.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
 
@@ -9,7 +8,10 @@ export async function openStore(config: StoreConfig): Promise<Store> {
   switch (database.kind) {
     case 'sqlite':
       return SqliteStore.open(database.path);
-    case 'postgres':
+    case 'postgres': {
+      // Loaded only when used: the driver costs an embedded-store process about 15 MiB.
+      const { PostgresStore } = await import('./postgres/postgres-store.js');
       return PostgresStore.open(database.url, { poolSize: config.databasePoolSize });
+    }
   }
 }
