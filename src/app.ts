@@ -4,6 +4,7 @@ import { ServiceError } from './errors.js';
 import { createLogger } from './logging.js';
 import { accessLog } from './http/access-log.js';
 import { clientErrorHandler } from './http/client-error-handler.js';
+import { SECURITY_HEADERS } from './http/security-headers.js';
 import { errorHandler } from './http/error-handler.js';
 import { parseExactJson } from './http/exact-json.js';
 import { addInt64Keyword } from './http/int64-keyword.js';
@@ -20,7 +21,10 @@ declare module 'fastify' {
   }
 }
 
-export type AppConfig = Pick<ServeConfig, 'logLevel' | 'bodyLimit' | 'tokenCacheTtlMs' | 'writeBatchMax' | 'writeQueueMax'>;
+export type AppConfig = Pick<
+  ServeConfig,
+  'logLevel' | 'bodyLimit' | 'tokenCacheTtlMs' | 'writeBatchMax' | 'writeQueueMax' | 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxConnections'
+>;
 
 /**
  * Builds the HTTP application on a store. It never listens: the serve
@@ -40,10 +44,22 @@ export function buildApp(config: AppConfig, store: Store): FastifyInstance {
     },
     clientErrorHandler,
     return503OnClosing: true,
+    // Slow clients (slowloris) get 408 instead of holding a connection forever; the timeouts are
+    // checked every second rather than Node's default of every 30 s.
+    http: {
+      headersTimeout: config.headersTimeoutMs,
+      connectionsCheckingInterval: 1000,
+    },
+    requestTimeout: config.requestTimeoutMs,
   });
+  app.server.maxConnections = config.maxConnections;
 
   app.decorateRequest('token', null);
   accessLog(app);
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.headers(SECURITY_HEADERS);
+    done();
+  });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(async (request) => {
     throw new ServiceError('NOT_FOUND', { detail: `${request.method} ${request.url.split('?')[0]}` });

@@ -23,6 +23,14 @@ export interface ServeConfig {
   readonly writeQueueMax: number;
   /** Processes that serve on the port together (node:cluster); 1 serves in this process. */
   readonly workers: number;
+  /** Time a client has to send its request headers, in milliseconds; then 408 and the connection closes. */
+  readonly headersTimeoutMs: number;
+  /** Time a client has to send its whole request, in milliseconds; then 408 and the connection closes. */
+  readonly requestTimeoutMs: number;
+  /** Most connections open at once; past it new ones are closed at once. */
+  readonly maxConnections: number;
+  /** On SIGTERM or SIGINT, how long requests in flight may take before their connections are closed, in ms. */
+  readonly shutdownGraceMs: number;
 }
 
 export interface StoreConfig {
@@ -118,6 +126,34 @@ export const settings = {
     help: 'most plants waiting to be written; past it creates answer 503',
     parse: (text, source) => parseInteger(text, source, 1, 1_000_000),
   },
+  headersTimeoutMs: {
+    env: 'HEADERS_TIMEOUT_MS',
+    flag: 'headers-timeout-ms',
+    default: 10_000, // milliseconds
+    help: 'time a client has to send its request headers, in ms (slow clients get 408)',
+    parse: (text, source) => parseInteger(text, source, 100, 600_000),
+  },
+  requestTimeoutMs: {
+    env: 'REQUEST_TIMEOUT_MS',
+    flag: 'request-timeout-ms',
+    default: 30_000, // milliseconds
+    help: 'time a client has to send its whole request, in ms (slow clients get 408)',
+    parse: (text, source) => parseInteger(text, source, 100, 3_600_000),
+  },
+  maxConnections: {
+    env: 'MAX_CONNECTIONS',
+    flag: 'max-connections',
+    default: 10_000, // connections per process
+    help: 'most connections open at once; past it new ones are closed',
+    parse: (text, source) => parseInteger(text, source, 1, 1_000_000),
+  },
+  shutdownGraceMs: {
+    env: 'SHUTDOWN_GRACE_MS',
+    flag: 'shutdown-grace-ms',
+    default: 10_000, // milliseconds
+    help: 'on SIGTERM or SIGINT, how long requests in flight may take, in ms',
+    parse: (text, source) => parseInteger(text, source, 0, 600_000),
+  },
   workers: {
     env: 'WORKERS',
     flag: 'workers',
@@ -155,6 +191,10 @@ export const SERVE_SETTINGS = [
   'tokenCacheTtlMs',
   'writeBatchMax',
   'writeQueueMax',
+  'headersTimeoutMs',
+  'requestTimeoutMs',
+  'maxConnections',
+  'shutdownGraceMs',
 ] as const satisfies readonly (keyof ServeConfig)[];
 
 export const STORE_SETTINGS = ['database', 'databasePoolSize'] as const satisfies readonly (keyof StoreConfig)[];

@@ -50,8 +50,14 @@ async function serve(config: ServeConfig): Promise<number> {
   log.info({ database: config.database.shown, bodyLimit: config.bodyLimit, logLevel: config.logLevel }, 'plantstore serving');
 
   const signal = await stopSignal();
-  log.info({ signal }, 'shutting down: finishing requests in flight');
+  log.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: finishing requests in flight');
+  const grace = setTimeout(() => {
+    log.warn('the grace period is over: closing the connections still open');
+    app.server.closeAllConnections();
+  }, config.shutdownGraceMs);
+  // Closing stops accepting, waits for the requests in flight and commits every queued write.
   await app.close();
+  clearTimeout(grace);
   await store.close();
   log.info('stopped');
   // A worker's channel to its primary would keep the process alive.

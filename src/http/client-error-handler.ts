@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import { type ErrorCode, ServiceError } from '../errors.js';
+import { SECURITY_HEADERS } from './security-headers.js';
 
 /**
  * Answers requests that never reach a route because HTTP itself failed
@@ -17,6 +18,7 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
     `HTTP/1.1 ${answer.status} ${reasonPhrase(answer.status)}`,
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
+    ...Object.entries(SECURITY_HEADERS).map(([name, value]) => `${name}: ${value}`),
     'Connection: close',
   ];
   socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);

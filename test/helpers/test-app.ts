@@ -4,7 +4,7 @@ import { type Backend, sqlite } from './backends.js';
 
 export { tempDir } from './temp-dir.js';
 import { buildApp } from '../../src/app.js';
-import { parseDatabaseUrl } from '../../src/config.js';
+import { parseDatabaseUrl, settings } from '../../src/config.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { issueToken } from '../../src/tokens/issue-token.js';
@@ -41,10 +41,13 @@ export async function testApp(
   const app = buildApp(
     {
       logLevel: 'silent',
-      bodyLimit: config.bodyLimit ?? 64 * 1024,
-      tokenCacheTtlMs: config.tokenCacheTtlMs ?? 500,
-      writeBatchMax: config.writeBatchMax ?? 512,
-      writeQueueMax: config.writeQueueMax ?? 4096,
+      bodyLimit: config.bodyLimit ?? settings.bodyLimit.default,
+      tokenCacheTtlMs: config.tokenCacheTtlMs ?? settings.tokenCacheTtlMs.default,
+      writeBatchMax: config.writeBatchMax ?? settings.writeBatchMax.default,
+      writeQueueMax: config.writeQueueMax ?? settings.writeQueueMax.default,
+      headersTimeoutMs: settings.headersTimeoutMs.default,
+      requestTimeoutMs: settings.requestTimeoutMs.default,
+      maxConnections: settings.maxConnections.default,
     },
     served,
   );

@@ -20,6 +20,7 @@ test('a malformed HTTP request answers 400 with the Error body', async (t) => {
   const answer = await rawExchange(t, 'NONSENSE\r\n\r\n');
   assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/);
   assert.match(answer, /\r\nContent-Type: application\/json; charset=utf-8\r\n/);
+  assert.match(answer, /\r\nx-content-type-options: nosniff\r\n/);
   assert.ok(answer.endsWith('\r\n\r\n{"error":400,"message":"Bad request"}'), answer);
 });
 
