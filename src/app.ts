@@ -3,6 +3,7 @@ import type { ServeConfig } from './config.js';
 import { ServiceError } from './errors.js';
 import { createLogger } from './logging.js';
 import { accessLog } from './http/access-log.js';
+import { AuthFailureLimiter } from './http/auth-failure-limiter.js';
 import { clientErrorHandler } from './http/client-error-handler.js';
 import { SECURITY_HEADERS } from './http/security-headers.js';
 import { errorHandler } from './http/error-handler.js';
@@ -23,7 +24,16 @@ declare module 'fastify' {
 
 export type AppConfig = Pick<
   ServeConfig,
-  'logLevel' | 'bodyLimit' | 'tokenCacheTtlMs' | 'writeBatchMax' | 'writeQueueMax' | 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxConnections'
+  | 'logLevel'
+  | 'bodyLimit'
+  | 'tokenCacheTtlMs'
+  | 'writeBatchMax'
+  | 'writeQueueMax'
+  | 'headersTimeoutMs'
+  | 'requestTimeoutMs'
+  | 'maxConnections'
+  | 'authFailureLimit'
+  | 'authFailureWindowMs'
 >;
 
 /**
@@ -84,6 +94,10 @@ export function buildApp(config: AppConfig, store: Store): FastifyInstance {
   app.addHook('onClose', () => writer.drain());
 
   systemRoutes(app, { store });
-  plantsRoutes(app, { writer, verifier: new TokenVerifier(store, { ttlMs: config.tokenCacheTtlMs }) });
+  plantsRoutes(app, {
+    writer,
+    verifier: new TokenVerifier(store, { ttlMs: config.tokenCacheTtlMs }),
+    limiter: new AuthFailureLimiter({ limit: config.authFailureLimit, windowMs: config.authFailureWindowMs }),
+  });
   return app;
 }

@@ -31,6 +31,10 @@ export interface ServeConfig {
   readonly maxConnections: number;
   /** On SIGTERM or SIGINT, how long requests in flight may take before their connections are closed, in ms. */
   readonly shutdownGraceMs: number;
+  /** Failed authentications one address may make in a window before it is answered 429. */
+  readonly authFailureLimit: number;
+  /** The window of `authFailureLimit`, in milliseconds. */
+  readonly authFailureWindowMs: number;
 }
 
 export interface StoreConfig {
@@ -154,6 +158,20 @@ export const settings = {
     help: 'on SIGTERM or SIGINT, how long requests in flight may take, in ms',
     parse: (text, source) => parseInteger(text, source, 0, 600_000),
   },
+  authFailureLimit: {
+    env: 'AUTH_FAILURE_LIMIT',
+    flag: 'auth-failure-limit',
+    default: 20, // failures per window and address
+    help: 'failed authentications one address may make in a window before it gets 429',
+    parse: (text, source) => parseInteger(text, source, 1, 1_000_000),
+  },
+  authFailureWindowMs: {
+    env: 'AUTH_FAILURE_WINDOW_MS',
+    flag: 'auth-failure-window-ms',
+    default: 60_000, // milliseconds
+    help: 'the window of AUTH_FAILURE_LIMIT, in ms',
+    parse: (text, source) => parseInteger(text, source, 1000, 86_400_000),
+  },
   workers: {
     env: 'WORKERS',
     flag: 'workers',
@@ -195,6 +213,8 @@ export const SERVE_SETTINGS = [
   'requestTimeoutMs',
   'maxConnections',
   'shutdownGraceMs',
+  'authFailureLimit',
+  'authFailureWindowMs',
 ] as const satisfies readonly (keyof ServeConfig)[];
 
 export const STORE_SETTINGS = ['database', 'databasePoolSize'] as const satisfies readonly (keyof StoreConfig)[];

@@ -24,6 +24,10 @@ export const errorCatalogue = {
     message: 'The bearer token is unknown, revoked or expired',
     headers: { 'www-authenticate': 'Bearer realm="plantstore", error="invalid_token"' },
   },
+  TOO_MANY_AUTH_FAILURES: {
+    status: 429,
+    message: 'Too many failed authentications from this address; retry after the time in Retry-After',
+  },
   NOT_FOUND: {
     status: 404,
     message: 'No such path',

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import { ServiceError } from '../errors.js';
 import type { TokenRecord } from '../store/store.js';
 import type { TokenVerifier, Verification } from '../tokens/token-verifier.js';
+import type { AuthFailureLimiter } from './auth-failure-limiter.js';
 
 /** `Bearer <b64token>` (RFC 6750, section 2.1); the scheme word is case-insensitive. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
@@ -18,12 +19,33 @@ declare module 'fastify' {
  * token. Written with a callback rather than async: a remembered token, the
  * common case, is then decided without a promise.
  */
-export function bearerAuth(verifier: TokenVerifier) {
+export function bearerAuth(verifier: TokenVerifier, limiter: AuthFailureLimiter) {
+  /** A failed authentication: 401, or 429 once the address has failed too often. */
+  const refuse = (request: FastifyRequest, error: ServiceError, done: HookHandlerDoneFunction): void => {
+    const waitSeconds = limiter.recordFailure(request.ip);
+    if (waitSeconds === undefined) {
+      done(error);
+      return;
+    }
+    request.log.warn({ ip: request.ip }, 'too many failed authentications from this address');
+    done(new ServiceError('TOO_MANY_AUTH_FAILURES', { headers: { 'retry-after': String(waitSeconds) } }));
+  };
+
+  const decide = (request: FastifyRequest, verification: Verification, done: HookHandlerDoneFunction): void => {
+    if (verification.valid) {
+      request.token = verification.token;
+      done();
+      return;
+    }
+    request.log.info({ reason: verification.reason }, 'bearer token refused');
+    refuse(request, new ServiceError('INVALID_TOKEN'), done);
+  };
+
   return function requireBearerToken(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const header = request.headers.authorization;
     const token = header === undefined ? undefined : BEARER.exec(header)?.[1];
     if (token === undefined) {
-      done(new ServiceError('MISSING_CREDENTIALS'));
+      refuse(request, new ServiceError('MISSING_CREDENTIALS'), done);
       return;
     }
     const remembered = verifier.verifyRemembered(token);
@@ -33,14 +55,4 @@ export function bearerAuth(verifier: TokenVerifier) {
     }
     verifier.verify(token).then((verification) => decide(request, verification, done), done);
   };
-}
-
-function decide(request: FastifyRequest, verification: Verification, done: HookHandlerDoneFunction): void {
-  if (verification.valid) {
-    request.token = verification.token;
-    done();
-    return;
-  }
-  request.log.info({ reason: verification.reason }, 'bearer token refused');
-  done(new ServiceError('INVALID_TOKEN'));
 }

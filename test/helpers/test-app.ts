@@ -30,6 +30,7 @@ export async function testApp(
     bodyLimit?: number;
     writeBatchMax?: number;
     writeQueueMax?: number;
+    authFailureLimit?: number;
     backend?: Backend;
     /** Puts something between the app and the real store (a gate, a fault). */
     wrapStore?: (store: Store) => Store;
@@ -48,6 +49,8 @@ export async function testApp(
       headersTimeoutMs: settings.headersTimeoutMs.default,
       requestTimeoutMs: settings.requestTimeoutMs.default,
       maxConnections: settings.maxConnections.default,
+      authFailureLimit: config.authFailureLimit ?? settings.authFailureLimit.default,
+      authFailureWindowMs: settings.authFailureWindowMs.default,
     },
     served,
   );

@@ -174,6 +174,20 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description This address failed authentication too often; retry after the number
+         *     of seconds in `Retry-After`. Requests with a valid token are not refused.
+         */
+        TooManyAuthFailures: {
+            headers: {
+                /** @description Seconds until the address may try again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The request headers are larger than the server accepts; the connection is closed. */
         HeadersTooLarge: {
             headers: {
@@ -241,6 +255,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyAuthFailures"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

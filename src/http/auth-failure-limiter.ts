@@ -1,0 +1,36 @@
+/**
+ * Counts failed authentications per client address in fixed windows. Past
+ * the limit, an address's failing requests are answered 429 until its window
+ * ends; requests with a valid token are never counted or refused.
+ */
+export class AuthFailureLimiter {
+  readonly #limit: number;
+  readonly #windowMs: number;
+  readonly #now: () => number;
+  readonly #failures = new Map<string, { count: number; windowStart: number }>();
+  /** Bounds memory under a flood from many addresses; forgetting early only errs towards letting through. */
+  static readonly MAX_ADDRESSES = 100_000;
+
+  constructor(options: { limit: number; windowMs: number; now?: () => number }) {
+    this.#limit = options.limit;
+    this.#windowMs = options.windowMs;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /**
+   * Records one failure of `address`. Resolves the seconds to wait when the
+   * address is now past its limit, or undefined while it is within it.
+   */
+  recordFailure(address: string): number | undefined {
+    const now = this.#now();
+    let entry = this.#failures.get(address);
+    if (entry === undefined || now - entry.windowStart >= this.#windowMs) {
+      if (this.#failures.size >= AuthFailureLimiter.MAX_ADDRESSES) this.#failures.clear();
+      entry = { count: 0, windowStart: now };
+      this.#failures.set(address, entry);
+    }
+    entry.count += 1;
+    if (entry.count <= this.#limit) return undefined;
+    return Math.max(1, Math.ceil((entry.windowStart + this.#windowMs - now) / 1000));
+  }
+}
