@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { test } from 'node:test';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import fc from 'fast-check';
+import type { LightMyRequestResponse } from 'fastify';
+import { parse } from 'yaml';
+import { testApp } from '../helpers/test-app.js';
+
+/** Longer runs before a release: PLANTSTORE_FUZZ_RUNS=20000 npm test. Replay: PLANTSTORE_FUZZ_SEED=<seed>. */
+const RUNS = Number(process.env['PLANTSTORE_FUZZ_RUNS'] ?? 300);
+const SEED = Number(process.env['PLANTSTORE_FUZZ_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
+
+// An independent validator of the served contract: Ajv on the document, JSON.parse for the body.
+const document = parse(readFileSync(new URL('../../openapi/plantstore.yaml', import.meta.url), 'utf8'));
+const ajv = new Ajv2020({ strict: false });
+addFormats.default(ajv);
+ajv.addSchema({ $id: 'doc', components: document.components });
+const validNewPlant = ajv.compile({ $ref: 'doc#/components/schemas/NewPlant' });
+
+function contractAccepts(body: string | Buffer): boolean {
+  try {
+    return validNewPlant(JSON.parse(body.toString()));
+  } catch {
+    return false;
+  }
+}
+
+const numberTexts = fc.oneof(
+  fc.bigInt({ min: -(2n ** 64n), max: 2n ** 64n }).map(String),
+  fc.constantFrom('1e400', '-0', '1.0', '0x10', '1e3', '1E+2', '-1e-400', '9223372036854775807', '9223372036854775808', '-9223372036854775809', '00', '+1', '.5', '1.', 'NaN', 'Infinity'),
+  fc.double().map(String),
+);
+const text = fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }), fc.constantFrom('\\ud800', '\\u0000', 'é', '"', '\\'));
+const jsonText = (value: string) => JSON.stringify(value);
+const member = (key: string, value: fc.Arbitrary<string>) => value.map((v) => `"${key}":${v}`);
+
+/** Bodies near a valid NewPlant: fields of every type, odd numbers, extra and repeated keys. */
+const nearValid = fc
+  .tuple(
+    fc.option(member('id', fc.oneof(numberTexts, text.map(jsonText), fc.constantFrom('null', 'true', '[]', '{}')))),
+    fc.option(member('name', fc.oneof(text.map(jsonText), fc.constantFrom('"\\ud800"', '"a\\u0000"', 'null', '5', '[]')))),
+    fc.option(member('tag', fc.oneof(text.map(jsonText), fc.constantFrom('null', '1', '{}')))),
+    fc.array(
+      fc.oneof(
+        member('__proto__', fc.constant('{"admin":true}')),
+        member('constructor', fc.constant('{"prototype":{"x":1}}')),
+        member('id', numberTexts),
+        fc.tuple(fc.string(), fc.jsonValue()).map(([key, value]) => `${JSON.stringify(key)}:${JSON.stringify(value)}`),
+      ),
+      { maxLength: 3 },
+    ),
+  )
+  .map(([id, name, tag, extra]) => `{${[id, name, tag, ...extra].filter((part) => part !== null).join(',')}}`);
+
+const body = fc.oneof(
+  { weight: 5, arbitrary: nearValid },
+  { weight: 2, arbitrary: fc.jsonValue().map((value) => JSON.stringify(value)) },
+  { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes)) },
+  { weight: 1, arbitrary: fc.integer({ min: 1, max: 5000 }).map((depth) => `{"id":1,"name":"n","x":${'['.repeat(depth)}${']'.repeat(depth)}}`) },
+  { weight: 1, arbitrary: fc.integer({ min: 0, max: 70_000 }).map((length) => `{"id":1,"name":"${'x'.repeat(length)}"}`) },
+  { weight: 1, arbitrary: fc.constantFrom('', ' ', '{', '{"id":1,"name":"a"', '{"id":1,"name":"\xff\xfe"}', '\u0000') },
+);
+
+const contentType = fc.oneof(
+  { weight: 6, arbitrary: fc.constant('application/json') },
+  { weight: 1, arbitrary: fc.constantFrom('application/json; charset=utf-8', 'application/json; charset=latin1', 'APPLICATION/JSON', 'text/plain', 'application/x-www-form-urlencoded', 'application/json;;', ';', '') },
+  { weight: 1, arbitrary: fc.string() },
+  { weight: 1, arbitrary: fc.constant(undefined) },
+);
+
+function assertWellFormed(response: LightMyRequestResponse, sent: string | Buffer): void {
+  assert.ok(response.statusCode < 500, `never 5xx: ${response.statusCode} ${response.body}`);
+  assert.match(String(response.headers['content-type']), /^application\/json/);
+  const answer = JSON.parse(response.body) as Record<string, unknown>;
+  if (response.statusCode === 200) {
+    assert.ok(contractAccepts(sent), `200 only for a body the contract accepts: ${sent.toString().slice(0, 200)}`);
+    const plant = JSON.parse(sent.toString()) as { name: string; tag?: string };
+    assert.deepEqual(answer, plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag });
+  } else {
+    assert.deepEqual(Object.keys(answer).sort(), ['error', 'message']);
+    assert.equal(answer['error'], response.statusCode);
+    assert.ok(typeof answer['message'] === 'string' && answer['message'].length > 0);
+  }
+}
+
+test(`hostile bodies and media types never get a 5xx, and a 200 only for what the contract accepts (seed ${SEED})`, async (t) => {
+  t.diagnostic(`fast-check seed: ${SEED} (replay with PLANTSTORE_FUZZ_SEED=${SEED})`);
+  const { app, token } = await testApp(t, { authFailureLimit: 1_000_000 });
+  let id = 0n;
+  await fc.assert(
+    fc.asyncProperty(body, contentType, fc.boolean(), async (sent, type, uniqueId) => {
+      // Half the runs get a fresh id, so that valid bodies create rather than conflict.
+      const payload = uniqueId && typeof sent === 'string' ? sent.replace(/"id":-?\d+(?=[,}])/, `"id":${++id}`) : sent;
+      const response = await app.inject({
+        method: 'POST',
+        url: '/plants',
+        headers: { authorization: `Bearer ${token}`, ...(type === undefined ? {} : { 'content-type': type }) },
+        payload,
+      });
+      assertWellFormed(response, payload);
+    }),
+    { numRuns: RUNS, seed: SEED },
+  );
+  assert.equal((await app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
+});
+
+test(`hostile headers never get a 5xx (seed ${SEED})`, async (t) => {
+  const { app, token } = await testApp(t, { authFailureLimit: 1_000_000 });
+  const authorization = fc.oneof(
+    fc.constant(`Bearer ${token}`),
+    fc.string().map((value) => `Bearer ${value}`),
+    fc.string(),
+    fc.constantFrom('Bearer', 'bearer  ' + token, `Basic ${token}`, `Bearer ${token}=`, `Bearer ${token.toUpperCase()}`),
+  );
+  await fc.assert(
+    fc.asyncProperty(authorization, fc.dictionary(fc.string({ minLength: 1, maxLength: 20 }).filter((name) => /^[a-z][a-z0-9-]*$/.test(name)), fc.string()), async (auth, extra) => {
+      const response = await app.inject({
+        method: 'POST',
+        url: '/plants',
+        headers: { ...extra, authorization: auth, 'content-type': 'application/json' },
+        payload: `{"id":1,"name":"n"}`,
+      });
+      assert.ok([200, 400, 401].includes(response.statusCode), `${response.statusCode} ${response.body}`);
+    }),
+    { numRuns: RUNS, seed: SEED },
+  );
+});
+
+test('a body sent in many small TCP writes is read whole', async (t) => {
+  const { app, token } = await testApp(t);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as { port: number };
+  const body = '{"id":9007199254740993,"name":"Grüne Monstera 🌿","tag":"in pieces"}';
+  const bytes = Buffer.from(`POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  const socket = connect(port, '127.0.0.1');
+  socket.setNoDelay(true);
+  let received = '';
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+  const closed = new Promise((resolve) => socket.on('close', resolve));
+  // One byte at a time, splitting multi-byte characters across writes.
+  for (let i = 0; i < bytes.length; i++) {
+    socket.write(bytes.subarray(i, i + 1));
+    if (i % 16 === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  await closed;
+  assert.match(received, /^HTTP\/1\.1 200 OK\r\n/);
+  assert.ok(received.endsWith('{"name":"Grüne Monstera 🌿","tag":"in pieces"}'), received);
+});
