@@ -2,9 +2,12 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { ServeConfig } from './config.js';
 import { ServiceError } from './errors.js';
 import { createLogger } from './logging.js';
-import { accessLog } from './http/access-log.js';
 import { AuthFailureLimiter } from './http/auth-failure-limiter.js';
 import { clientErrorHandler } from './http/client-error-handler.js';
+import { onRequestCompleted } from './http/request-completed.js';
+import { requestId } from './http/request-id.js';
+import { metricsRoutes } from './http/routes/metrics-routes.js';
+import { Metrics } from './metrics.js';
 import { SECURITY_HEADERS } from './http/security-headers.js';
 import { errorHandler } from './http/error-handler.js';
 import { parseExactJson } from './http/exact-json.js';
@@ -34,6 +37,7 @@ export type AppConfig = Pick<
   | 'maxConnections'
   | 'authFailureLimit'
   | 'authFailureWindowMs'
+  | 'metricsToken'
 >;
 
 /**
@@ -53,6 +57,7 @@ export function buildApp(config: AppConfig, store: Store): FastifyInstance {
       plugins: [addInt64Keyword],
     },
     clientErrorHandler,
+    genReqId: requestId,
     return503OnClosing: true,
     // Slow clients (slowloris) get 408 instead of holding a connection forever; the timeouts are
     // checked every second rather than Node's default of every 30 s.
@@ -64,10 +69,12 @@ export function buildApp(config: AppConfig, store: Store): FastifyInstance {
   });
   app.server.maxConnections = config.maxConnections;
 
+  const metrics = new Metrics();
   app.decorateRequest('token', null);
-  accessLog(app);
-  app.addHook('onRequest', (_request, reply, done) => {
+  onRequestCompleted(app, metrics);
+  app.addHook('onRequest', (request, reply, done) => {
     reply.headers(SECURITY_HEADERS);
+    reply.header('x-request-id', request.id);
     done();
   });
   app.setErrorHandler(errorHandler);
@@ -89,15 +96,21 @@ export function buildApp(config: AppConfig, store: Store): FastifyInstance {
     maxBatch: config.writeBatchMax,
     maxQueue: config.writeQueueMax,
     concurrency: store.writeConcurrency,
+    onCommit: (batchSize, seconds) => {
+      metrics.commitBatchSize.observe(batchSize);
+      metrics.commitDuration.observe(seconds);
+    },
   });
   app.decorate('groupCommit', writer);
   app.addHook('onClose', () => writer.drain());
 
   systemRoutes(app, { store });
+  metricsRoutes(app, { metrics, metricsToken: config.metricsToken });
   plantsRoutes(app, {
     writer,
     verifier: new TokenVerifier(store, { ttlMs: config.tokenCacheTtlMs }),
     limiter: new AuthFailureLimiter({ limit: config.authFailureLimit, windowMs: config.authFailureWindowMs }),
+    metrics,
   });
   return app;
 }

@@ -35,6 +35,8 @@ export interface ServeConfig {
   readonly authFailureLimit: number;
   /** The window of `authFailureLimit`, in milliseconds. */
   readonly authFailureWindowMs: number;
+  /** When set, GET /metrics asks for `Authorization: Bearer <this>`. A secret: never printed. */
+  readonly metricsToken: string | undefined;
 }
 
 export interface StoreConfig {
@@ -61,6 +63,8 @@ interface Setting<T> {
   flag: string;
   default: T;
   help: string;
+  /** Masked wherever settings are shown. */
+  secret?: boolean;
   parse(text: string, source: string): T;
 }
 
@@ -172,6 +176,17 @@ export const settings = {
     help: 'the window of AUTH_FAILURE_LIMIT, in ms',
     parse: (text, source) => parseInteger(text, source, 1000, 86_400_000),
   },
+  metricsToken: {
+    env: 'METRICS_TOKEN',
+    flag: 'metrics-token',
+    default: undefined as string | undefined,
+    help: 'when set, GET /metrics asks for this bearer token',
+    secret: true,
+    parse: (text, source) => {
+      if (text.trim() === '' || /\s/.test(text.trim())) throw new ConfigError(`${source} must be a token without spaces`);
+      return text.trim();
+    },
+  },
   workers: {
     env: 'WORKERS',
     flag: 'workers',
@@ -215,6 +230,7 @@ export const SERVE_SETTINGS = [
   'shutdownGraceMs',
   'authFailureLimit',
   'authFailureWindowMs',
+  'metricsToken',
 ] as const satisfies readonly (keyof ServeConfig)[];
 
 export const STORE_SETTINGS = ['database', 'databasePoolSize'] as const satisfies readonly (keyof StoreConfig)[];
@@ -241,7 +257,7 @@ export function describeSettings(names: readonly SettingName[]): string {
   return names
     .map((name) => {
       const setting: Setting<unknown> = settings[name];
-      const shown = name === 'database' ? settings.database.default.shown : String(setting.default);
+      const shown = name === 'database' ? settings.database.default.shown : setting.default === undefined ? 'none' : String(setting.default);
       return `  --${setting.flag.padEnd(20)} ${setting.env.padEnd(20)} ${setting.help} (default: ${shown})`;
     })
     .join('\n');
@@ -294,4 +310,20 @@ export function parseDatabaseUrl(text: string, source: string): DatabaseLocation
   }
   // The text may hold a password: it is not repeated.
   throw new ConfigError(`${source} must be a database URL: sqlite:PATH or postgres://USER@HOST:PORT/DATABASE`);
+}
+
+/**
+ * Settings as they may be shown (logs, `plantstore config`): every value
+ * with its variable's name, secrets masked, the database URL without its password.
+ */
+export function describeConfig(config: Partial<ServeConfig>): Record<string, string> {
+  const shown: Record<string, string> = {};
+  for (const name of SERVE_SETTINGS) {
+    if (!(name in config)) continue;
+    const setting: Setting<unknown> = settings[name];
+    const value = config[name];
+    shown[setting.env] =
+      name === 'database' ? (value as DatabaseLocation).shown : value === undefined ? '' : setting.secret ? '*****' : String(value);
+  }
+  return shown;
 }

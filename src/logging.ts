@@ -1,4 +1,5 @@
 import { pino, type LoggerOptions } from 'pino';
+import pretty from 'pino-pretty';
 import type { LogLevel } from './config.js';
 
 /**
@@ -21,5 +22,7 @@ export function loggerOptions(level: LogLevel): LoggerOptions {
  * Pending lines are flushed on a normal exit.
  */
 export function createLogger(level: LogLevel) {
+  // A person at a terminal reads lines; everything else (a file, a collector) gets JSON.
+  if (process.stdout.isTTY) return pino(loggerOptions(level), pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l' }));
   return pino(loggerOptions(level), pino.destination({ dest: 1, sync: false }));
 }

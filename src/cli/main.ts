@@ -1,6 +1,7 @@
 import { ConfigError } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { type CommandContext, CommandFailed, EXIT, UsageError } from './command-line.js';
+import { configCommand } from './config-command.js';
 import { copyCommand } from './copy-command.js';
 import { plantsCommand } from './plants-command.js';
 import { serveCommand } from './serve-command.js';
@@ -17,6 +18,7 @@ Commands:
   token revoke ID_OR_NAME   revoke a token
   plants export             print every plant, one JSON object a line
   copy --from URL --to URL  copy every token and plant to another store
+  config [--json]           print the effective settings, secrets masked
 
 Run \`plantstore <command> --help\` for a command's options and settings.
 `;
@@ -34,6 +36,8 @@ export async function main(argv: readonly string[], context: CommandContext = pr
         return await plantsCommand(rest, context);
       case 'copy':
         return await copyCommand(rest, context);
+      case 'config':
+        return await configCommand(rest, context);
       case 'help':
       case '--help':
       case '-h':

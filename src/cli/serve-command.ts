@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { buildApp } from '../app.js';
-import { loadServeConfig, SERVE_SETTINGS, type ServeConfig } from '../config.js';
+import { describeConfig, loadServeConfig, SERVE_SETTINGS, type ServeConfig } from '../config.js';
 import { createLogger } from '../logging.js';
 import { openStore } from '../store/open-store.js';
 import { type CommandContext, helpText, parseCommandLine } from './command-line.js';
@@ -47,7 +47,7 @@ async function serve(config: ServeConfig): Promise<number> {
     await store.close();
     return 1;
   }
-  log.info({ database: config.database.shown, bodyLimit: config.bodyLimit, logLevel: config.logLevel }, 'plantstore serving');
+  log.info({ config: describeConfig(config) }, 'plantstore serving');
 
   const signal = await stopSignal();
   log.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: finishing requests in flight');

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import { ServiceError } from '../errors.js';
 import type { TokenRecord } from '../store/store.js';
 import type { TokenVerifier, Verification } from '../tokens/token-verifier.js';
+import type { Metrics } from '../metrics.js';
 import type { AuthFailureLimiter } from './auth-failure-limiter.js';
 
 /** `Bearer <b64token>` (RFC 6750, section 2.1); the scheme word is case-insensitive. */
@@ -19,14 +20,16 @@ declare module 'fastify' {
  * token. Written with a callback rather than async: a remembered token, the
  * common case, is then decided without a promise.
  */
-export function bearerAuth(verifier: TokenVerifier, limiter: AuthFailureLimiter) {
+export function bearerAuth(verifier: TokenVerifier, limiter: AuthFailureLimiter, metrics: Metrics) {
   /** A failed authentication: 401, or 429 once the address has failed too often. */
-  const refuse = (request: FastifyRequest, error: ServiceError, done: HookHandlerDoneFunction): void => {
+  const refuse = (request: FastifyRequest, error: ServiceError, reason: string, done: HookHandlerDoneFunction): void => {
     const waitSeconds = limiter.recordFailure(request.ip);
     if (waitSeconds === undefined) {
+      metrics.authFailures.inc({ reason });
       done(error);
       return;
     }
+    metrics.authFailures.inc({ reason: 'rate_limited' });
     request.log.warn({ ip: request.ip }, 'too many failed authentications from this address');
     done(new ServiceError('TOO_MANY_AUTH_FAILURES', { headers: { 'retry-after': String(waitSeconds) } }));
   };
@@ -38,14 +41,14 @@ export function bearerAuth(verifier: TokenVerifier, limiter: AuthFailureLimiter)
       return;
     }
     request.log.info({ reason: verification.reason }, 'bearer token refused');
-    refuse(request, new ServiceError('INVALID_TOKEN'), done);
+    refuse(request, new ServiceError('INVALID_TOKEN'), verification.reason, done);
   };
 
   return function requireBearerToken(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
     const header = request.headers.authorization;
     const token = header === undefined ? undefined : BEARER.exec(header)?.[1];
     if (token === undefined) {
-      refuse(request, new ServiceError('MISSING_CREDENTIALS'), done);
+      refuse(request, new ServiceError('MISSING_CREDENTIALS'), 'missing', done);
       return;
     }
     const remembered = verifier.verifyRemembered(token);

@@ -7,14 +7,14 @@ import { type NewPlant, type Plant, toPlant } from './plant.js';
  * plant posted again is answered as if created (a safe retry), a different
  * plant under a taken id is a conflict and changes nothing.
  */
-export async function createPlant(writer: GroupCommit, plant: NewPlant): Promise<Plant> {
+export async function createPlant(writer: GroupCommit, plant: NewPlant): Promise<{ plant: Plant; outcome: 'created' | 'replayed' }> {
   checkStorableText('name', plant.name);
   if (plant.tag !== undefined) checkStorableText('tag', plant.tag);
   const result = await writer.create(plant);
   if (result.outcome === 'conflict') {
     throw new ServiceError('PLANT_CONFLICT', { detail: `id ${plant.id} is taken by another plant` });
   }
-  return toPlant(plant);
+  return { plant: toPlant(plant), outcome: result.outcome };
 }
 
 /**

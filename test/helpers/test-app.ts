@@ -31,6 +31,7 @@ export async function testApp(
     writeBatchMax?: number;
     writeQueueMax?: number;
     authFailureLimit?: number;
+    metricsToken?: string;
     backend?: Backend;
     /** Puts something between the app and the real store (a gate, a fault). */
     wrapStore?: (store: Store) => Store;
@@ -51,6 +52,7 @@ export async function testApp(
       maxConnections: settings.maxConnections.default,
       authFailureLimit: config.authFailureLimit ?? settings.authFailureLimit.default,
       authFailureWindowMs: settings.authFailureWindowMs.default,
+      metricsToken: config.metricsToken,
     },
     served,
   );

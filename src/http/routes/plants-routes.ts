@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { ServiceError } from '../../errors.js';
+import type { Metrics } from '../../metrics.js';
 import { createPlant } from '../../plants/create-plant.js';
 import type { NewPlant } from '../../plants/plant.js';
 import type { GroupCommit } from '../../plants/group-commit.js';
@@ -10,16 +12,25 @@ import { requireJsonMediaType } from '../json-media-type.js';
 import { allowOnly } from '../method-not-allowed.js';
 
 /** POST /plants: authentication, then media type, then the body, then the domain. */
-export function plantsRoutes(app: FastifyInstance, deps: { writer: GroupCommit; verifier: TokenVerifier; limiter: AuthFailureLimiter }): void {
+export function plantsRoutes(app: FastifyInstance, deps: { writer: GroupCommit; verifier: TokenVerifier; limiter: AuthFailureLimiter; metrics: Metrics }): void {
   const errorSchema = componentSchema('Error');
   app.post('/plants', {
     schema: {
       body: exactInt64Schema(componentSchema('NewPlant')),
       response: { 200: componentSchema('Plant'), '4xx': errorSchema, '5xx': errorSchema },
     },
-    onRequest: bearerAuth(deps.verifier, deps.limiter),
+    onRequest: bearerAuth(deps.verifier, deps.limiter, deps.metrics),
     preParsing: requireJsonMediaType,
-    handler: async (request) => createPlant(deps.writer, request.body as NewPlant),
+    handler: async (request) => {
+      try {
+        const { plant, outcome } = await createPlant(deps.writer, request.body as NewPlant);
+        deps.metrics.plantCreates.inc({ outcome });
+        return plant;
+      } catch (error) {
+        if (error instanceof ServiceError && error.code === 'PLANT_CONFLICT') deps.metrics.plantCreates.inc({ outcome: 'conflict' });
+        throw error;
+      }
+    },
   });
   allowOnly(app, '/plants', ['POST']);
 }

@@ -1,0 +1,51 @@
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+/**
+ * The service's Prometheus metrics, in a registry of their own per app (so
+ * that two apps in one process, as in the tests, never mix their counts).
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  /** Every answer, by route (the path pattern, not the raw URL), method and status. */
+  readonly requests = new Histogram({
+    name: 'plantstore_http_request_duration_seconds',
+    help: 'Time from reading a request to answering it, by route, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+
+  /** Creates by outcome: created, replayed (the same plant again), conflict (another plant holds the id). */
+  readonly plantCreates = new Counter({
+    name: 'plantstore_plant_creates_total',
+    help: 'POST /plants that reached the store, by outcome: created, replayed or conflict',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly authFailures = new Counter({
+    name: 'plantstore_auth_failures_total',
+    help: 'Refused authentications, by reason: missing, unknown, revoked, expired, rate_limited',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly commitDuration = new Histogram({
+    name: 'plantstore_store_commit_duration_seconds',
+    help: 'Time to write and commit one batch of plants',
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [this.registry],
+  });
+
+  readonly commitBatchSize = new Histogram({
+    name: 'plantstore_store_commit_batch_size',
+    help: 'Plants written in one commit (group commit)',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+}

@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { generateToken } from '../../src/tokens/api-token.js';
+import { testApp } from '../helpers/test-app.js';
+
+/** The value of one sample in Prometheus text, 0 when absent. */
+function sample(text: string, name: string, labels = ''): number {
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`${name}${labels} `));
+  return line === undefined ? 0 : Number(line.split(' ')[1]);
+}
+
+test('GET /metrics serves the Prometheus text format, and the counters move with requests', async (t) => {
+  const { app, post } = await testApp(t);
+  const read = async () => {
+    const response = await app.inject({ method: 'GET', url: '/metrics' });
+    assert.equal(response.statusCode, 200);
+    assert.match(String(response.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+    return response.body;
+  };
+  const before = await read();
+  for (const name of [
+    'plantstore_http_request_duration_seconds',
+    'plantstore_plant_creates_total',
+    'plantstore_auth_failures_total',
+    'plantstore_store_commit_duration_seconds',
+    'plantstore_store_commit_batch_size',
+    'process_cpu_seconds_total',
+    'nodejs_eventloop_lag_seconds',
+  ]) {
+    assert.match(before, new RegExp(`^# TYPE ${name} `, 'm'), name);
+  }
+
+  await post({ id: 1, name: 'Fern' });
+  await post({ id: 1, name: 'Fern' });
+  await post({ id: 1, name: 'Rose' });
+  await post({ id: 2, name: 'x' }, { token: null });
+  await post({ id: 2, name: 'x' }, { token: generateToken() });
+  const after = await read();
+
+  assert.equal(sample(after, 'plantstore_plant_creates_total', '{outcome="created"}'), 1);
+  assert.equal(sample(after, 'plantstore_plant_creates_total', '{outcome="replayed"}'), 1);
+  assert.equal(sample(after, 'plantstore_plant_creates_total', '{outcome="conflict"}'), 1);
+  assert.equal(sample(after, 'plantstore_auth_failures_total', '{reason="missing"}'), 1);
+  assert.equal(sample(after, 'plantstore_auth_failures_total', '{reason="unknown"}'), 1);
+  assert.equal(sample(after, 'plantstore_store_commit_batch_size_count'), 3);
+  assert.equal(sample(after, 'plantstore_store_commit_duration_seconds_count'), 3);
+  assert.equal(sample(after, 'plantstore_http_request_duration_seconds_count', '{route="/plants",method="POST",status="200"}'), 2);
+  assert.equal(sample(after, 'plantstore_http_request_duration_seconds_count', '{route="/plants",method="POST",status="409"}'), 1);
+  assert.equal(sample(after, 'plantstore_http_request_duration_seconds_count', '{route="/plants",method="POST",status="401"}'), 2);
+});
+
+test('with METRICS_TOKEN set, GET /metrics asks for it', async (t) => {
+  const { app } = await testApp(t, { metricsToken: 'scrape-me' });
+  const without = await app.inject({ method: 'GET', url: '/metrics' });
+  assert.equal(without.statusCode, 401);
+  assert.equal(without.headers['www-authenticate'], 'Bearer realm="plantstore"');
+  const wrong = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer scrape-you' } });
+  assert.equal(wrong.statusCode, 401);
+  const right = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer scrape-me' } });
+  assert.equal(right.statusCode, 200);
+});
+
+test('a well-formed X-Request-Id is kept and echoed; any other is replaced', async (t) => {
+  const { app, post } = await testApp(t);
+  const kept = await post({ id: 1, name: 'x' }, { headers: { 'x-request-id': 'edge-7f3a:42' } });
+  assert.equal(kept.headers['x-request-id'], 'edge-7f3a:42');
+  for (const incoming of ['has space', 'x'.repeat(200), '"quoted"', '']) {
+    const replaced = await post({ id: 2, name: 'x' }, { headers: { 'x-request-id': incoming } });
+    assert.match(String(replaced.headers['x-request-id']), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, incoming);
+  }
+  const errors = await app.inject({ method: 'GET', url: '/nowhere', headers: { 'x-request-id': 'lost-1' } });
+  assert.equal(errors.headers['x-request-id'], 'lost-1');
+});
