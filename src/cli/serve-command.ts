@@ -59,7 +59,7 @@ async function serve(config: ServeConfig): Promise<number> {
   await app.close();
   clearTimeout(grace);
   await store.close();
-  log.info('stopped');
+  log.info({ config: describeConfig(config) }, 'stopped');
   // A worker's channel to its primary would keep the process alive.
   cluster.worker?.disconnect();
   return 0;

@@ -8,6 +8,18 @@ import type { Metrics } from '../metrics.js';
  * token), and its place in the latency histogram.
  */
 export function onRequestCompleted(app: FastifyInstance, metrics: Metrics): void {
+  // prom-client hashes the labels on every observation; the few series there are are looked up once.
+  const series = new Map<string, { observe(seconds: number): void }>();
+  const histogramOf = (route: string, method: string, status: number) => {
+    const key = `${method} ${route} ${status}`;
+    let found = series.get(key);
+    if (found === undefined) {
+      found = metrics.requests.labels({ route, method, status });
+      series.set(key, found);
+    }
+    return found;
+  };
+
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unknown';
     const seconds = reply.elapsedTime / 1000;
@@ -21,7 +33,7 @@ export function onRequestCompleted(app: FastifyInstance, metrics: Metrics): void
       },
       'request',
     );
-    metrics.requests.observe({ route, method: request.method, status: reply.statusCode }, seconds);
+    histogramOf(route, request.method, reply.statusCode).observe(seconds);
     done();
   });
 }

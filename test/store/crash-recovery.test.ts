@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { postPlant, runCli, startServer } from '../helpers/processes.js';
-import { tempDir } from '../helpers/temp-dir.js';
+import { testBackends } from '../helpers/backends.js';
 
 /** Replay a failure with PLANTSTORE_CRASH_SEED=<the seed printed by the failing run>. */
 const SEED = Number(process.env['PLANTSTORE_CRASH_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
@@ -23,51 +22,54 @@ function random(seed: number): () => number {
   };
 }
 
-test(`kill -9 at random moments under concurrent creates loses no acknowledged plant (seed ${SEED})`, async (t) => {
-  t.diagnostic(`crash test seed: ${SEED} (replay with PLANTSTORE_CRASH_SEED=${SEED})`);
-  const next = random(SEED);
-  const dir = tempDir(t);
-  const env = { DATABASE_URL: `sqlite:${join(dir, 'p.db')}` };
-  const token = (await runCli(['token', 'create', '--name', 'crash'], env)).stdout.trim();
-  const acknowledged = new Map<string, string>();
-  let counter = 0n;
+for (const backend of await testBackends()) {
+  test(`${backend.name}: kill -9 at random moments under concurrent creates loses no acknowledged plant (seed ${SEED})`, async (t) => {
+    t.diagnostic(`crash test seed: ${SEED} (replay with PLANTSTORE_CRASH_SEED=${SEED})`);
+    const next = random(SEED);
+    const env = { DATABASE_URL: await backend.freshUrl(t) };
+    const token = (await runCli(['token', 'create', '--name', 'crash'], env)).stdout.trim();
+    const acknowledged = new Map<string, string>();
+    let counter = 0n;
 
-  for (let kill = 0; kill < KILLS; kill++) {
-    const server = await startServer(t, env);
-    let running = true;
-    const clients = Array.from({ length: CLIENTS }, async () => {
-      while (running) {
-        const id = (2n ** 53n + counter++).toString();
-        const body = `{"id":${id},"name":"plant ${id} ✓","tag":"k${kill}"}`;
-        try {
-          const response = await postPlant(server.url, token, body);
-          if (response.status === 200) acknowledged.set(id, body);
-          else assert.fail(`unexpected ${response.status}: ${response.body}`);
-        } catch (error) {
-          if (error instanceof assert.AssertionError) throw error;
-          return; // The server died under this request: it was never acknowledged.
+    for (let kill = 0; kill < KILLS; kill++) {
+      const server = await startServer(t, env);
+      let running = true;
+      const clients = Array.from({ length: CLIENTS }, async () => {
+        while (running) {
+          const id = (2n ** 53n + counter++).toString();
+          const body = `{"id":${id},"name":"plant ${id} ✓","tag":"k${kill}"}`;
+          try {
+            const response = await postPlant(server.url, token, body);
+            if (response.status === 200) acknowledged.set(id, body);
+            else assert.fail(`unexpected ${response.status}: ${response.body}`);
+          } catch (error) {
+            if (error instanceof assert.AssertionError) throw error;
+            return; // The server died under this request: it was never acknowledged.
+          }
         }
-      }
-    });
-    await sleep(20 + Math.floor(next() * 250));
-    server.child.kill('SIGKILL');
-    running = false;
-    await Promise.all(clients);
-    await server.stop('SIGKILL');
-  }
+      });
+      await sleep(20 + Math.floor(next() * 250));
+      server.child.kill('SIGKILL');
+      running = false;
+      await Promise.all(clients);
+      await server.stop('SIGKILL');
+    }
 
-  const exported = await runCli(['plants', 'export'], env);
-  assert.equal(exported.code, 0, exported.stderr);
-  const stored = new Map<string, string>();
-  for (const line of exported.stdout.trimEnd().split('\n')) {
-    const id = /^\{"id":(\d+),/.exec(line)![1]!;
-    assert.ok(!stored.has(id), `plant ${id} is stored once`);
-    stored.set(id, line);
-  }
-  assert.ok(acknowledged.size > KILLS * 10, `${acknowledged.size} plants were acknowledged`);
-  for (const [id, body] of acknowledged) assert.equal(stored.get(id), body, `acknowledged plant ${id} is stored exactly`);
+    const exported = await runCli(['plants', 'export'], env);
+    assert.equal(exported.code, 0, exported.stderr);
+    const stored = new Map<string, string>();
+    for (const line of exported.stdout.trimEnd().split('\n')) {
+      const id = /^\{"id":(\d+),/.exec(line)![1]!;
+      assert.ok(!stored.has(id), `plant ${id} is stored once`);
+      stored.set(id, line);
+    }
+    assert.ok(acknowledged.size > KILLS * 10, `${acknowledged.size} plants were acknowledged`);
+    for (const [id, body] of acknowledged) assert.equal(stored.get(id), body, `acknowledged plant ${id} is stored exactly`);
 
-  const db = new Database(join(dir, 'p.db'), { readonly: true });
-  assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
-  db.close();
-});
+    if (backend.name === 'sqlite') {
+      const db = new Database(env.DATABASE_URL.slice('sqlite:'.length), { readonly: true });
+      assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+      db.close();
+    }
+  });
+}
