@@ -1,9 +1,7 @@
 import type pg from 'pg';
+import type { Migration } from '../migration.js';
 
-/**
- * Versioned schema changes, applied in order at start. Never edit a released
- * migration: add the next version.
- */
+/** This backend's schema changes (see `Migration`). */
 export const migrations: readonly Migration[] = [
   {
     version: 1,
@@ -30,12 +28,6 @@ export const migrations: readonly Migration[] = [
     `,
   },
 ];
-
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
 
 /** Any constant does; this one is "plantsto" read as ASCII. */
 const MIGRATION_LOCK = 8100956956760700015n;

@@ -1,9 +1,7 @@
 import type Database from 'better-sqlite3';
+import type { Migration } from '../migration.js';
 
-/**
- * Versioned schema changes, applied in order at start. Never edit a released
- * migration: add the next version.
- */
+/** This backend's schema changes (see `Migration`). */
 export const migrations: readonly Migration[] = [
   {
     version: 1,
@@ -31,12 +29,6 @@ export const migrations: readonly Migration[] = [
     `,
   },
 ];
-
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
 
 /**
  * Brings the schema up to the newest version. Runs in one IMMEDIATE
