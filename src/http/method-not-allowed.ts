@@ -10,14 +10,15 @@ const METHODS = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'] as 
 export function allowOnly(app: FastifyInstance, url: string, allowed: readonly (typeof METHODS)[number][]): void {
   const allow = allowed.includes('GET') ? [...allowed, 'HEAD'] : [...allowed];
   const header = allow.join(', ');
+  const refusal = (method: string) =>
+    new ServiceError('METHOD_NOT_ALLOWED', { detail: `${method} ${url}; this path accepts ${header}`, headers: { allow: header } });
   app.route({
     method: METHODS.filter((method) => !allow.includes(method)),
     url,
+    // Refused before the body is read, so that a body of any type still gets 405, not 415 or 400.
+    onRequest: (request, _reply, done) => done(refusal(request.method)),
     handler: async (request) => {
-      throw new ServiceError('METHOD_NOT_ALLOWED', {
-        detail: `${request.method} ${url}; this path accepts ${header}`,
-        headers: { allow: header },
-      });
+      throw refusal(request.method);
     },
   });
 }

@@ -104,6 +104,14 @@ test('another method on a known path answers 405 with Allow', async (t) => {
     assert.equal(response.headers['allow'], allow);
     assert.equal(errorBody(response).message, `Method not allowed: ${method} ${url}; this path accepts ${allow}`);
   }
+  for (const [method, url, contentType, payload] of [
+    ['PUT', '/plants', 'text/plain', 'not json'],
+    ['PATCH', '/plants', 'application/json', '{'],
+    ['POST', '/healthz', 'application/xml', '<a/>'],
+  ] as const) {
+    const withBody = await app.inject({ method, url, headers: { 'content-type': contentType }, payload });
+    assert.equal(withBody.statusCode, 405, `${method} ${url} with a ${contentType} body`);
+  }
   const head = await app.inject({ method: 'HEAD', url: '/plants' });
   assert.equal(head.statusCode, 405);
   assert.equal(head.headers['allow'], 'POST');
