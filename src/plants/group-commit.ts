@@ -35,8 +35,9 @@ export class GroupCommit {
   #queue: Waiting[] = [];
   #inFlight = 0;
   #flushScheduled = false;
-  /** Commits made so far; a lone request makes exactly one. */
-  commits = 0;
+  #commits = 0;
+  /** Called once nothing is queued or in flight (see `drain`). */
+  #whenIdle: (() => void)[] = [];
 
   constructor(store: Store, options: GroupCommitOptions) {
     this.#store = store;
@@ -53,9 +54,15 @@ export class GroupCommit {
     });
   }
 
+  /** Commits made so far; a lone request makes exactly one. */
+  get commits(): number {
+    return this.#commits;
+  }
+
   /** Resolves once every create accepted so far has been answered. */
-  async drain(): Promise<void> {
-    while (this.#queue.length > 0 || this.#inFlight > 0) await new Promise((resolve) => setImmediate(resolve));
+  drain(): Promise<void> {
+    if (this.#queue.length === 0 && this.#inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#whenIdle.push(resolve));
   }
 
   #schedule(): void {
@@ -76,7 +83,7 @@ export class GroupCommit {
 
   async #commit(batch: Waiting[]): Promise<void> {
     this.#inFlight += 1;
-    this.commits += 1;
+    this.#commits += 1;
     const started = process.hrtime.bigint();
     try {
       const results = await this.#store.createPlants(batch.map((waiting) => waiting.plant));
@@ -88,6 +95,7 @@ export class GroupCommit {
     } finally {
       this.#inFlight -= 1;
       if (this.#queue.length > 0) this.#schedule();
+      else if (this.#inFlight === 0) for (const resolve of this.#whenIdle.splice(0)) resolve();
     }
   }
 }

@@ -119,7 +119,7 @@ export class SqliteStore implements Store {
   }
 
   async listTokens(): Promise<TokenRecord[]> {
-    return translateErrors(() => (this.#statements.listTokens.all() as TokenRow[]).map(toTokenRecord));
+    return (await this.exportTokens()).map(({ hash: _hash, ...record }) => record);
   }
 
   async exportTokens(): Promise<StoredToken[]> {
@@ -171,7 +171,7 @@ export class SqliteStore implements Store {
     translateErrors(() => this.#statements.ping.get());
   }
 
-  /** The connection's durability settings, as SQLite reports them (for logs and tests). */
+  /** The connection's durability settings, as SQLite reports them (for diagnostics and tests). */
   durability(): { journalMode: string; synchronous: 'off' | 'normal' | 'full' | 'extra' } {
     const synchronous = this.#db.pragma('synchronous', { simple: true }) as 0 | 1 | 2 | 3;
     return {
