@@ -19,6 +19,8 @@ const HELP = `Usage: npm run bench -- [options]
   --rounds N                rounds, alternating service and baseline (default 3)
   --preload N               also measure a store already holding N plants
   --postgres-url URL        the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/test)
+  --env NAME=VALUE          a setting for the service (repeatable), e.g. --env LOG_LEVEL=warn to
+                            measure what the access log costs; the defaults otherwise
   --smoke                   a few seconds: checks that everything runs and reports; asserts nothing
 `;
 
@@ -31,6 +33,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     preload: { type: 'string', default: '0' },
     'postgres-url': { type: 'string', default: process.env['PLANTSTORE_TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test' },
+    env: { type: 'string', multiple: true, default: [] },
     smoke: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -41,6 +44,13 @@ if (values.help) {
 }
 if (values.store !== 'sqlite' && values.store !== 'postgres') throw new Error('--store must be sqlite or postgres');
 const store: StoreKind = values.store;
+const serviceSettings = Object.fromEntries(
+  values.env.map((setting) => {
+    const [name = '', ...value] = setting.split('=');
+    if (!/^[A-Z][A-Z0-9_]*$/.test(name) || value.length === 0) throw new Error(`--env wants NAME=VALUE, got ${JSON.stringify(setting)}`);
+    return [name, value.join('=')];
+  }),
+);
 const smoke = values.smoke;
 const options = {
   connections: Number(values.connections),
@@ -79,7 +89,7 @@ async function measure(server: RunningServer, token: string): Promise<Measured> 
 async function measureService(): Promise<Measured> {
   const bench = await freshStore(store, values['postgres-url']);
   try {
-    const server = await startService({ DATABASE_URL: bench.url }, serverCpu);
+    const server = await startService({ ...serviceSettings, DATABASE_URL: bench.url }, serverCpu);
     try {
       return await measure(server, bench.token);
     } finally {
@@ -112,7 +122,7 @@ async function measurePreloaded(count: number): Promise<{ empty: number; preload
     });
     const preloaded: number[] = [];
     for (let round = 0; round < options.rounds; round++) {
-      const server = await startService({ DATABASE_URL: bench.url }, serverCpu);
+      const server = await startService({ ...serviceSettings, DATABASE_URL: bench.url }, serverCpu);
       try {
         const run = (seconds: number) =>
           loadGenerator.run({ url: server.url, token: bench.token, connections: options.connections, seconds, idBase: idBase(), cpu: loadCpu });
@@ -189,7 +199,7 @@ Command: \`${command}\`
 Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.version}.
 Load: ${loadGenerator.name}, \`POST /plants\` with a unique id and a valid token on every request; ${options.rounds} rounds alternating service and baseline, each on a fresh store, ${options.warmup} s warm-up, ${options.duration} s a measurement; medians of the rounds. ${pinning ? 'Server pinned to core 0 and load generator to core 1 (taskset).' : 'No pinning (one core, or no taskset).'}
 Baseline: \`bench/baseline-server.mjs\`, bare \`node:http\` that parses the JSON and compares the token to a constant, with no validation and no storage.
-Service: \`bin/plantstore serve\` with its defaults (log level info, logs written to /dev/null), ${store === 'sqlite' ? 'SQLite in WAL mode with synchronous=FULL' : 'PostgreSQL, one process'}, group commit.
+Service: \`bin/plantstore serve\` with ${values.env.length > 0 ? `its defaults but ${values.env.join(', ')}` : 'its defaults (log level info)'}, logs written to /dev/null, ${store === 'sqlite' ? 'SQLite in WAL mode with synchronous=FULL' : 'PostgreSQL, one process'}, group commit.
 Disk: a 4 KiB write and fsync in ${tmpdir()} takes ${fsyncMs.toFixed(3)} ms (median of ${smoke ? 20 : 200}); every durable commit waits for at least one, so no answer to a lone request can be faster than this.
 
 | server | connections | req/s | p50 ms | p99 ms | errors | non-2xx | peak RSS MiB |
@@ -207,6 +217,8 @@ ${targets.join('\n')}
 process.stdout.write(`\n${report}`);
 const resultsDir = smoke ? mkdtempSync(join(tmpdir(), 'plantstore-bench-smoke-')) : fileURLToPath(new URL('./results/', import.meta.url));
 mkdirSync(resultsDir, { recursive: true });
-const file = join(resultsDir, `${date}-${store}.md`);
+// A run with other settings keeps its own file, beside the defaults' one.
+const settingsSuffix = values.env.map((setting) => `-${setting.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`).join('');
+const file = join(resultsDir, `${date}-${store}${settingsSuffix}.md`);
 writeFileSync(file, report);
 process.stderr.write(`written to ${file}\n`);

@@ -69,15 +69,17 @@ export class PostgresStore implements Store {
     if (plants.length === 0) return [];
     return translateErrors(async () => {
       // One statement for the batch: the first plant of each id is inserted unless the id is taken.
-      const { rows: inserted } = await this.#pool.query<{ id: string }>(
-        `INSERT INTO plants (id, name, tag)
-         SELECT DISTINCT ON (id) id, name, tag
-           FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS batch (id, name, tag, position)
-          ORDER BY id, position
-         ON CONFLICT (id) DO NOTHING
-         RETURNING id`,
-        [plants.map((plant) => plant.id.toString()), plants.map((plant) => plant.name), plants.map((plant) => plant.tag ?? null)],
-      );
+      // Named, so that each connection parses and plans it once, not once a batch.
+      const { rows: inserted } = await this.#pool.query<{ id: string }>({
+        name: 'plantstore-create-plants',
+        text: `INSERT INTO plants (id, name, tag)
+               SELECT DISTINCT ON (id) id, name, tag
+                 FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS batch (id, name, tag, position)
+                ORDER BY id, position
+               ON CONFLICT (id) DO NOTHING
+               RETURNING id`,
+        values: [plants.map((plant) => plant.id.toString()), plants.map((plant) => plant.name), plants.map((plant) => plant.tag ?? null)],
+      });
       const created = new Set(inserted.map((row) => BigInt(row.id)));
       const firstOfId = new Map<bigint, number>();
       plants.forEach((plant, position) => firstOfId.has(plant.id) || firstOfId.set(plant.id, position));
