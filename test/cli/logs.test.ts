@@ -57,6 +57,17 @@ test('logs: one access line per request with its request id, start and stop line
   assert.ok(server.logs.some((line) => line['msg'] === 'stopped'));
 });
 
+test('logs: lines still gathered when the process exits are written, not lost', async (t) => {
+  // No request and no open connection: the process exits right after its stop line, before any periodic flush.
+  const server = await startServer(t, { DATABASE_URL: `sqlite:${join(tempDir(t), 'p.db')}` });
+  assert.equal(await server.stop('SIGTERM'), 0);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(
+    server.logs.map((line) => line['msg']).filter((msg) => msg === 'stopping' || msg === 'stopped').slice(-1),
+    ['stopped'],
+  );
+});
+
 test('plantstore config prints the effective settings with secrets masked', async () => {
   const shown = await runCli(['config', '--port', '9000'], { METRICS_TOKEN: 'very-secret', DATABASE_URL: 'postgres://app:hunter2@db.internal/plants' });
   assert.equal(shown.code, 0);
