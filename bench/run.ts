@@ -7,8 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { hasCommand, type LoadResult, loadGenerator } from './load/load-generator.js';
 import { type RunningServer, startBaseline, startService } from './servers.js';
-import { medianFsyncMs } from './disk-sync.js';
-import { freshStore, preload, type StoreKind } from './stores.js';
+import { fsyncTimesMs } from './disk-sync.js';
+import { Progress } from '../src/cli/progress.js';
+import { type BenchStore, freshStore, preload, type StoreKind } from './stores.js';
 
 const HELP = `Usage: npm run bench -- [options]
 
@@ -77,24 +78,33 @@ function idBase(): number {
   return nextIdBase++ * 2 ** 40;
 }
 
+/** A load run against `server` with its own ids: a warm-up first when `warm`, then the measurement. */
+async function load(server: RunningServer, token: string, connections: number, warm: boolean): Promise<LoadResult> {
+  const run = (seconds: number) => loadGenerator.run({ url: server.url, token, connections, seconds, idBase: idBase(), cpu: loadCpu });
+  if (warm && options.warmup > 0) await run(options.warmup);
+  return run(options.duration);
+}
+
 async function measure(server: RunningServer, token: string): Promise<Measured> {
-  const run = (connections: number, seconds: number) =>
-    loadGenerator.run({ url: server.url, token, connections, seconds, idBase: idBase(), cpu: loadCpu });
-  if (options.warmup > 0) await run(options.connections, options.warmup);
-  const many = await run(options.connections, options.duration);
-  const lone = await run(1, options.duration);
+  const many = await load(server, token, options.connections, true);
+  const lone = await load(server, token, 1, false);
   return { many, lone, peakRssMiB: server.peakRssMiB() };
+}
+
+/** Runs `work` against the service started on `bench`'s store, and stops it. */
+async function withService<T>(bench: BenchStore, work: (server: RunningServer) => Promise<T>): Promise<T> {
+  const server = await startService({ ...serviceSettings, DATABASE_URL: bench.url }, serverCpu);
+  try {
+    return await work(server);
+  } finally {
+    await server.stop();
+  }
 }
 
 async function measureService(): Promise<Measured> {
   const bench = await freshStore(store, values['postgres-url']);
   try {
-    const server = await startService({ ...serviceSettings, DATABASE_URL: bench.url }, serverCpu);
-    try {
-      return await measure(server, bench.token);
-    } finally {
-      await server.stop();
-    }
+    return await withService(bench, (server) => measure(server, bench.token));
   } finally {
     await bench.cleanup();
   }
@@ -110,29 +120,17 @@ async function measureBaseline(): Promise<Measured> {
 }
 
 /** Throughput at the loaded scenario on a store that already holds `count` plants, one round each way. */
-async function measurePreloaded(count: number): Promise<{ empty: number; preloaded: number }> {
+async function measurePreloaded(count: number): Promise<number> {
   const bench = await freshStore(store, values['postgres-url']);
   try {
-    let lastReport = 0;
-    await preload(bench.url, count, (done) => {
-      if (Date.now() - lastReport > 5000 || done === count) {
-        lastReport = Date.now();
-        process.stderr.write(`preload: ${done}/${count}\n`);
-      }
-    });
+    const progress = new Progress(process.stderr, 'preload', BigInt(count));
+    await preload(bench.url, count, (done) => progress.update(BigInt(done), done === count));
     const preloaded: number[] = [];
     for (let round = 0; round < options.rounds; round++) {
-      const server = await startService({ ...serviceSettings, DATABASE_URL: bench.url }, serverCpu);
-      try {
-        const run = (seconds: number) =>
-          loadGenerator.run({ url: server.url, token: bench.token, connections: options.connections, seconds, idBase: idBase(), cpu: loadCpu });
-        if (options.warmup > 0) await run(options.warmup);
-        preloaded.push((await run(options.duration)).requestsPerSecond);
-      } finally {
-        await server.stop();
-      }
+      const result = await withService(bench, (server) => load(server, bench.token, options.connections, true));
+      preloaded.push(result.requestsPerSecond);
     }
-    return { empty: 0, preloaded: median(preloaded) };
+    return median(preloaded);
   } finally {
     await bench.cleanup();
   }
@@ -159,7 +157,8 @@ for (let round = 1; round <= options.rounds; round++) {
   }
 }
 const preloadResult = options.preload > 0 ? await measurePreloaded(options.preload) : undefined;
-const fsyncMs = medianFsyncMs(smoke ? 20 : 200);
+const fsyncSamples = smoke ? 20 : 200;
+const fsyncMs = median(fsyncTimesMs(fsyncSamples));
 
 // The report.
 const row = (name: string, runs: Measured[], scenario: 'many' | 'lone') => {
@@ -185,9 +184,9 @@ const targets = [
   `| peak RSS under load | ≤ 1.3 × baseline | ${rssRatio.toFixed(2)} × | ${verdict(rssRatio <= 1.3)} |`,
 ];
 if (preloadResult !== undefined) {
-  const preloadedRatio = ratio(preloadResult.preloaded, serviceMany);
+  const preloadedRatio = ratio(preloadResult, serviceMany);
   targets.push(
-    `| throughput with ${options.preload.toLocaleString('en')} plants stored | ≥ 0.85 × empty store | ${preloadedRatio.toFixed(2)} × (${Math.round(preloadResult.preloaded)} req/s) | ${verdict(preloadedRatio >= 0.85)} |`,
+    `| throughput with ${options.preload.toLocaleString('en')} plants stored | ≥ 0.85 × empty store | ${preloadedRatio.toFixed(2)} × (${Math.round(preloadResult)} req/s) | ${verdict(preloadedRatio >= 0.85)} |`,
   );
 }
 
@@ -200,7 +199,7 @@ Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math
 Load: ${loadGenerator.name}, \`POST /plants\` with a unique id and a valid token on every request; ${options.rounds} rounds alternating service and baseline, each on a fresh store, ${options.warmup} s warm-up, ${options.duration} s a measurement; medians of the rounds. ${pinning ? 'Server pinned to core 0 and load generator to core 1 (taskset).' : 'No pinning (one core, or no taskset).'}
 Baseline: \`bench/baseline-server.mjs\`, bare \`node:http\` that parses the JSON and compares the token to a constant, with no validation and no storage.
 Service: \`bin/plantstore serve\` with ${values.env.length > 0 ? `its defaults but ${values.env.join(', ')}` : 'its defaults (log level info)'}, logs written to /dev/null, ${store === 'sqlite' ? 'SQLite in WAL mode with synchronous=FULL' : 'PostgreSQL, one process'}, group commit.
-Disk: a 4 KiB write and fsync in ${tmpdir()} takes ${fsyncMs.toFixed(3)} ms (median of ${smoke ? 20 : 200}); every durable commit waits for at least one, so no answer to a lone request can be faster than this.
+Disk: a 4 KiB write and fsync in ${tmpdir()} takes ${fsyncMs.toFixed(3)} ms (median of ${fsyncSamples}); every durable commit waits for at least one, so no answer to a lone request can be faster than this.
 
 | server | connections | req/s | p50 ms | p99 ms | errors | non-2xx | peak RSS MiB |
 |---|---|---|---|---|---|---|---|

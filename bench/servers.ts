@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { hasCommand } from './load/load-generator.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -14,18 +13,19 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/** `cpu`: the core to pin the server to with taskset, when the caller found taskset and two cores. */
 export async function startService(env: Record<string, string>, cpu: number | undefined): Promise<RunningServer> {
-  return start([`${ROOT}/bin/plantstore`, 'serve'], env, cpu);
+  return start((port) => [`${ROOT}/bin/plantstore`, 'serve', '--port', String(port)], env, cpu);
 }
 
 export async function startBaseline(token: string, cpu: number | undefined): Promise<RunningServer> {
-  return start([`${ROOT}/bench/baseline-server.mjs`], { BASELINE_TOKEN: token }, cpu);
+  return start((port) => [`${ROOT}/bench/baseline-server.mjs`, String(port)], { BASELINE_TOKEN: token }, cpu);
 }
 
-async function start(args: string[], env: Record<string, string>, cpu: number | undefined): Promise<RunningServer> {
+async function start(args: (port: number) => string[], env: Record<string, string>, cpu: number | undefined): Promise<RunningServer> {
   const port = await freePort();
-  const command = [process.execPath, ...args, ...(args.length > 1 ? ['--port', String(port)] : [String(port)])];
-  const pinned = cpu !== undefined && hasCommand('taskset') ? ['taskset', '-c', String(cpu), ...command] : command;
+  const command = [process.execPath, ...args(port)];
+  const pinned = cpu !== undefined ? ['taskset', '-c', String(cpu), ...command] : command;
   // Logs go nowhere, but are still written: the service is measured as it runs in production.
   const child = spawn(pinned[0]!, pinned.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;

@@ -63,9 +63,9 @@ interface Setting<T> {
   flag: string;
   default: T;
   help: string;
-  /** Masked wherever settings are shown. */
-  secret?: boolean;
   parse(text: string, source: string): T;
+  /** How a value is shown (help, logs, `plantstore config`) when not as itself: masked, or without a password. */
+  show?(value: T): string;
 }
 
 /** Every setting, with its variable, flag, default (and unit) and meaning. */
@@ -90,6 +90,7 @@ export const settings = {
     default: parseDatabaseUrl('sqlite:./data/plantstore.db', 'default'),
     help: 'where plants and tokens are stored: sqlite:PATH or postgres://USER@HOST:PORT/DB',
     parse: parseDatabaseUrl,
+    show: (location: DatabaseLocation) => location.shown,
   },
   logLevel: {
     env: 'LOG_LEVEL',
@@ -181,7 +182,7 @@ export const settings = {
     flag: 'metrics-token',
     default: undefined as string | undefined,
     help: 'when set, GET /metrics asks for this bearer token',
-    secret: true,
+    show: () => '*****',
     parse: (text, source) => {
       if (text.trim() === '' || /\s/.test(text.trim())) throw new ConfigError(`${source} must be a token without spaces`);
       return text.trim();
@@ -206,11 +207,11 @@ export interface Sources {
 }
 
 export function loadServeConfig(sources: Sources): ServeConfig {
-  return load(SERVE_SETTINGS, sources);
+  return loadSettings(SERVE_SETTINGS, sources);
 }
 
 export function loadStoreConfig(sources: Sources): StoreConfig {
-  return load(STORE_SETTINGS, sources);
+  return loadSettings(STORE_SETTINGS, sources);
 }
 
 export const SERVE_SETTINGS = [
@@ -235,7 +236,8 @@ export const SERVE_SETTINGS = [
 
 export const STORE_SETTINGS = ['database', 'databasePoolSize'] as const satisfies readonly (keyof StoreConfig)[];
 
-function load<N extends SettingName>(names: readonly N[], { env, flags }: Sources): { readonly [K in N]: ValueOf<K> } {
+/** Reads and validates just these settings: a flag wins over its variable, an empty variable counts as unset. */
+export function loadSettings<N extends SettingName>(names: readonly N[], { env, flags }: Sources): { readonly [K in N]: ValueOf<K> } {
   const config = {} as { [K in N]: ValueOf<K> };
   for (const name of names) {
     const setting: Setting<unknown> = settings[name];
@@ -257,7 +259,7 @@ export function describeSettings(names: readonly SettingName[]): string {
   return names
     .map((name) => {
       const setting: Setting<unknown> = settings[name];
-      const shown = name === 'database' ? settings.database.default.shown : setting.default === undefined ? 'none' : String(setting.default);
+      const shown = setting.default === undefined ? 'none' : showValue(setting, setting.default);
       return `  --${setting.flag.padEnd(20)} ${setting.env.padEnd(20)} ${setting.help} (default: ${shown})`;
     })
     .join('\n');
@@ -316,14 +318,16 @@ export function parseDatabaseUrl(text: string, source: string): DatabaseLocation
  * Settings as they may be shown (logs, `plantstore config`): every value
  * with its variable's name, secrets masked, the database URL without its password.
  */
-export function describeConfig(config: Partial<ServeConfig>): Record<string, string> {
+export function describeConfig(config: ServeConfig): Record<string, string> {
   const shown: Record<string, string> = {};
   for (const name of SERVE_SETTINGS) {
-    if (!(name in config)) continue;
     const setting: Setting<unknown> = settings[name];
     const value = config[name];
-    shown[setting.env] =
-      name === 'database' ? (value as DatabaseLocation).shown : value === undefined ? '' : setting.secret ? '*****' : String(value);
+    shown[setting.env] = value === undefined ? '' : showValue(setting, value);
   }
   return shown;
+}
+
+function showValue(setting: Setting<unknown>, value: unknown): string {
+  return setting.show === undefined ? String(value) : setting.show(value);
 }

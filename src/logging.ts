@@ -32,24 +32,30 @@ const LOG_FLUSH_MS = 100;
 export function createLogger(level: LogLevel) {
   // A person at a terminal reads lines as they come; everything else (a file, a collector) gets JSON.
   if (process.stdout.isTTY) return pino(loggerOptions(level), pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l' }));
-  const destination = pino.destination({ dest: 1, sync: true, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS });
-  unflushed.add(new WeakRef(destination));
-  return pino(loggerOptions(level), destination);
+  return pino(loggerOptions(level), stdoutBlocks());
 }
 
+let blocks: ReturnType<typeof pino.destination> | undefined;
+
 /**
- * pino flushes only asynchronous destinations by itself when the process
- * exits; these are synchronous, so lines still gathered (the stop line, or
- * the fatal error that ends the process) are written here. Weak references,
- * so that a logger that is no longer used can still be collected.
+ * The one block-writing destination on stdout that every logger of the
+ * process shares: loggers with buffers of their own would write their lines
+ * out of order. pino flushes only asynchronous destinations by itself when
+ * the process exits; this one is synchronous, so the lines still gathered
+ * then (the stop line, or the fatal error that ends the process) are
+ * written here.
  */
-const unflushed = new Set<WeakRef<ReturnType<typeof pino.destination>>>();
-process.once('exit', () => {
-  for (const reference of unflushed) {
-    try {
-      reference.deref()?.flushSync();
-    } catch {
-      // A destination that is closed or broken has nothing more to write.
-    }
+function stdoutBlocks(): ReturnType<typeof pino.destination> {
+  if (blocks === undefined) {
+    const destination = pino.destination({ dest: 1, sync: true, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS });
+    process.once('exit', () => {
+      try {
+        destination.flushSync();
+      } catch {
+        // stdout is closed or broken: there is nowhere left to write.
+      }
+    });
+    blocks = destination;
   }
-});
+  return blocks;
+}

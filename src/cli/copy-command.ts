@@ -1,7 +1,7 @@
-import { loadStoreConfig, parseDatabaseUrl } from '../config.js';
+import { loadSettings, parseDatabaseUrl } from '../config.js';
 import { newPlantToJson, type NewPlant } from '../plants/plant.js';
 import { openStore } from '../store/open-store.js';
-import type { Store } from '../store/store.js';
+import { plantPages, type Store } from '../store/store.js';
 import { type CommandContext, CommandFailed, helpText, parseCommandLine, UsageError } from './command-line.js';
 import { Progress } from './progress.js';
 
@@ -33,7 +33,8 @@ export async function copyCommand(argv: readonly string[], context: CommandConte
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100_000) {
     throw new UsageError(`--batch-size must be a whole number from 1 to 100000, got ${JSON.stringify(values['batch-size'])}`);
   }
-  const { databasePoolSize } = loadStoreConfig({ env: context.env, flags: values as Record<string, string | undefined> });
+  // Only the pool size: DATABASE_URL, the store a server would use, plays no part in a copy.
+  const { databasePoolSize } = loadSettings(['databasePoolSize'], { env: context.env, flags: values as Record<string, string | undefined> });
   const from = parseDatabaseUrl(values.from, '--from');
   const to = parseDatabaseUrl(values.to, '--to');
   if (from.url === to.url) throw new UsageError('--from and --to name the same store');
@@ -61,17 +62,13 @@ async function copy(source: Store, target: Store, batchSize: number, context: Co
   let copied = 0n;
   let created = 0n;
   const conflicts: { plant: NewPlant; existing: NewPlant }[] = [];
-  let after: bigint | undefined;
-  for (;;) {
-    const page = await source.listPlants(after === undefined ? { limit: batchSize } : { after, limit: batchSize });
-    if (page.length === 0) break;
+  for await (const page of plantPages(source, batchSize)) {
     const results = await target.createPlants(page);
     results.forEach((result, i) => {
       if (result.outcome === 'conflict') conflicts.push({ plant: page[i]!, existing: result.existing });
       else copied += 1n;
       if (result.outcome === 'created') created += 1n;
     });
-    after = page.at(-1)!.id;
     progress.update(copied + BigInt(conflicts.length));
   }
   progress.update(copied + BigInt(conflicts.length), true);

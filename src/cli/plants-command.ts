@@ -1,5 +1,6 @@
 import { STORE_SETTINGS } from '../config.js';
 import { newPlantToJson } from '../plants/plant.js';
+import { plantPages } from '../store/store.js';
 import { type CommandContext, helpText, parseCommandLine, UsageError, withStore } from './command-line.js';
 
 export const plantsHelp = helpText(
@@ -23,13 +24,10 @@ export async function plantsCommand(argv: readonly string[], context: CommandCon
     return 0;
   }
   return withStore(values, context, async (store) => {
-    let after: bigint | undefined;
-    for (;;) {
-      const page = await store.listPlants(after === undefined ? { limit: PAGE_SIZE } : { after, limit: PAGE_SIZE });
-      if (page.length === 0) return 0;
+    for await (const page of plantPages(store, PAGE_SIZE)) {
       const lines = page.map((plant) => `${newPlantToJson(plant)}\n`).join('');
       if (!context.stdout.write(lines)) await new Promise((resolve) => context.stdout.once('drain', resolve));
-      after = page.at(-1)!.id;
     }
+    return 0;
   });
 }

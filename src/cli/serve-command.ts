@@ -74,14 +74,13 @@ async function superviseWorkers(config: ServeConfig): Promise<number> {
   const log = createLogger(config.logLevel);
   let stopping = false;
   let failedAtStart = false;
-  const listening = new WeakSet<Worker>();
-
   const fork = () => {
     const worker = cluster.fork();
-    worker.once('listening', () => listening.add(worker));
+    let listening = false;
+    worker.once('listening', () => (listening = true));
     worker.once('exit', (code, signal) => {
       if (stopping) return;
-      if (!listening.has(worker)) {
+      if (!listening) {
         // A worker that cannot even start (bad database, port taken) would fail again: stop instead of looping.
         log.fatal({ pid: worker.process.pid, code }, 'a worker failed to start; stopping');
         failedAtStart = true;

@@ -83,6 +83,11 @@ export interface StoredToken extends TokenRecord {
   hash: string;
 }
 
+/** What `importTokens` throws when a token's id or active name is taken here by a different token. */
+export function tokenClash(token: StoredToken): Error {
+  return new Error(`token ${token.id} (${token.name}): its id or active name is held by a different token here`);
+}
+
 export interface NewTokenRecord {
   name: string;
   hash: string;
@@ -91,3 +96,14 @@ export interface NewTokenRecord {
 }
 
 export type TokenRef = { id: number } | { name: string };
+
+/** Every stored plant by ascending id, a page of at most `pageSize` at a time. */
+export async function* plantPages(store: Store, pageSize: number): AsyncGenerator<NewPlant[]> {
+  let after: bigint | undefined;
+  for (;;) {
+    const page = await store.listPlants(after === undefined ? { limit: pageSize } : { after, limit: pageSize });
+    if (page.length === 0) return;
+    yield page;
+    after = page.at(-1)!.id;
+  }
+}

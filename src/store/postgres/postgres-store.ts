@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { ServiceError } from '../../errors.js';
 import { type NewPlant, samePlant } from '../../plants/plant.js';
-import type { CreatePlantResult, NewTokenRecord, Store, StoredToken, TokenRecord, TokenRef } from '../store.js';
+import { type CreatePlantResult, type NewTokenRecord, type Store, type StoredToken, tokenClash, type TokenRecord, type TokenRef } from '../store.js';
 import { migrate } from './migrations.js';
 
 interface PlantRow {
@@ -30,8 +30,9 @@ export interface PostgresOptions {
  * The shared store: PostgreSQL (or a compatible database) through a pool of
  * node-postgres connections, for many service instances on one database.
  *
- * Every write is one autocommit statement, so it has returned only after the
- * database committed it. BIGINT travels as text both ways and becomes a bigint
+ * Every plant batch and token write is one autocommit statement (a token
+ * import is one transaction), so it has returned only after the database
+ * committed it. BIGINT travels as text both ways and becomes a bigint
  * here, so no id passes through a double.
  */
 export class PostgresStore implements Store {
@@ -165,7 +166,7 @@ export class PostgresStore implements Store {
             [token.id, token.name, token.hash, token.createdAt, token.expiresAt, token.revokedAt],
           ).catch((error: unknown) => {
             if ((error as { code?: string }).code === '23505') {
-              throw new Error(`token ${token.id} (${token.name}): its id or active name is held by a different token here`);
+              throw tokenClash(token);
             }
             throw error;
           });
@@ -222,7 +223,7 @@ function toTokenRecord(row: TokenRow): TokenRecord {
  * connect now) or 25006 (read-only). They become STORE_UNAVAILABLE (503).
  */
 const UNAVAILABLE_CODES = /^(08|53|57P|25006$|ECONNREFUSED$|ECONNRESET$|ETIMEDOUT$|EPIPE$|ENOTFOUND$|EHOSTUNREACH$|EAI_AGAIN$)/;
-const UNAVAILABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection terminated due to connection timeout|Cannot use a pool after calling end/;
+const UNAVAILABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end/;
 
 async function translateErrors<T>(operation: () => Promise<T>): Promise<T> {
   try {

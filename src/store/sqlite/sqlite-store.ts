@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { NewPlant } from '../../plants/plant.js';
-import type { CreatePlantResult, NewTokenRecord, Store, StoredToken, TokenRecord, TokenRef } from '../store.js';
+import { type CreatePlantResult, type NewTokenRecord, type Store, type StoredToken, tokenClash, type TokenRecord, type TokenRef } from '../store.js';
 import { Checkpointer } from './checkpointer.js';
 import { openConnection, translateErrors } from './connection.js';
 import { migrate } from './migrations.js';
@@ -145,7 +145,7 @@ export class SqliteStore implements Store {
             );
           } catch (error) {
             if (error instanceof Database.SqliteError && error.code.startsWith('SQLITE_CONSTRAINT')) {
-              throw new Error(`token ${token.id} (${token.name}): its id or active name is held by a different token here`);
+              throw tokenClash(token);
             }
             throw error;
           }
