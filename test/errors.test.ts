@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { parse } from 'yaml';
 import { errorCatalogue, ServiceError } from '../src/errors.js';
+import { openApiFile as document } from './helpers/openapi.js';
 
-const document = parse(readFileSync(new URL('../openapi/plantstore.yaml', import.meta.url), 'utf8'));
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 
 test('every catalogue entry is a row of the README error table', () => {

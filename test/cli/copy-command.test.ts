@@ -1,25 +1,23 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { parseDatabaseUrl } from '../../src/config.js';
 import type { NewPlant } from '../../src/plants/plant.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
-import { type Backend, postgres, sqlite, testBackends } from '../helpers/backends.js';
-import { BIN, postPlant, runCli, startServer } from '../helpers/processes.js';
-import { tempDir } from '../helpers/temp-dir.js';
+import { sqlite, testBackends } from '../helpers/backends.js';
+import { BIN, createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
 
 async function open(url: string): Promise<Store> {
   return openStore({ database: parseDatabaseUrl(url, 'test'), databasePoolSize: 2 });
 }
 
 /** A source store holding `count` plants (the int64 edges among them) and two tokens, one revoked. */
-async function filledSource(t: Parameters<Backend['freshUrl']>[0], count: number): Promise<{ url: string; token: string }> {
+async function filledSource(t: TestContext, count: number): Promise<{ url: string; token: string }> {
   const url = await sqlite.freshUrl(t);
-  const token = (await runCli(['token', 'create', '--name', 'kept'], { DATABASE_URL: url })).stdout.trim();
-  await runCli(['token', 'create', '--name', 'gone'], { DATABASE_URL: url });
+  const token = await createToken({ DATABASE_URL: url }, 'kept');
+  await createToken({ DATABASE_URL: url }, 'gone');
   await runCli(['token', 'revoke', 'gone'], { DATABASE_URL: url });
   const store = await open(url);
   const plants: NewPlant[] = [
@@ -33,9 +31,7 @@ async function filledSource(t: Parameters<Backend['freshUrl']>[0], count: number
   return { url, token };
 }
 
-const targets = (await testBackends()).map((backend) => (backend.name === 'postgres' ? postgres : sqlite));
-
-for (const target of targets) {
+for (const target of await testBackends()) {
   test(`copy from SQLite to ${target.name} moves every plant and token exactly`, async (t) => {
     const source = await filledSource(t, 2500);
     const to = await target.freshUrl(t);
@@ -89,8 +85,16 @@ test('a plant that conflicts in the target is listed and the copy exits 1', asyn
   assert.match(result.stderr, /plantstore: 1 plants conflict with different plants under the same id in the target\n$/);
 });
 
+test('copy reads no DATABASE_URL: a server setting in the environment does not stop it', async (t) => {
+  const source = await filledSource(t, 10);
+  const to = await sqlite.freshUrl(t);
+  const result = await runCli(['copy', '--from', source.url, '--to', to], { DATABASE_URL: 'not-a-database-url' });
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stderr, /copy: 10 plants copied \(10 new, 0 already there\); the target holds 10\n$/);
+});
+
 test('bad copy command lines exit 2', async (t) => {
-  const url = `sqlite:${join(tempDir(t), 'x.db')}`;
+  const url = await sqlite.freshUrl(t);
   const cases: [string[], string][] = [
     [['copy', '--from', url], 'plantstore: copy needs --from URL and --to URL\n'],
     [['copy', '--from', url, '--to', url], 'plantstore: --from and --to name the same store\n'],

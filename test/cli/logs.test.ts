@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { generateToken } from '../../src/tokens/api-token.js';
-import { runCli, startServer } from '../helpers/processes.js';
-import { tempDir } from '../helpers/temp-dir.js';
+import { sqlite } from '../helpers/backends.js';
+import { createToken, runCli, startServer } from '../helpers/processes.js';
 
 test('logs: one access line per request with its request id, start and stop lines, and never a token', async (t) => {
-  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'p.db')}`, LOG_LEVEL: 'trace', METRICS_TOKEN: 'metrics-secret-value', AUTH_FAILURE_LIMIT: '2' };
-  const token = (await runCli(['token', 'create', '--name', 'logged'], env)).stdout.trim();
+  const env = { DATABASE_URL: await sqlite.freshUrl(t), LOG_LEVEL: 'trace', METRICS_TOKEN: 'metrics-secret-value', AUTH_FAILURE_LIMIT: '2' };
+  const token = await createToken(env, 'logged');
   const server = await startServer(t, env);
   const unknown = generateToken();
   const requests: [string | undefined, string][] = [
@@ -59,9 +58,8 @@ test('logs: one access line per request with its request id, start and stop line
 
 test('logs: lines still gathered when the process exits are written, not lost', async (t) => {
   // No request and no open connection: the process exits right after its stop line, before any periodic flush.
-  const server = await startServer(t, { DATABASE_URL: `sqlite:${join(tempDir(t), 'p.db')}` });
+  const server = await startServer(t, { DATABASE_URL: await sqlite.freshUrl(t) });
   assert.equal(await server.stop('SIGTERM'), 0);
-  await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(
     server.logs.map((line) => line['msg']).filter((msg) => msg === 'stopping' || msg === 'stopped').slice(-1),
     ['stopped'],

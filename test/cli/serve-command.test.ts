@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { postPlant, runCli, startServer } from '../helpers/processes.js';
-import { tempDir } from '../helpers/test-app.js';
+import { sqlite } from '../helpers/backends.js';
+import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
 
 test('a wrong setting fails at start with one line that names it, and exit code 2', async (t) => {
-  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'p.db')}` };
+  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
   const cases: [Record<string, string>, string[], string][] = [
     [{ PORT: 'eighty' }, [], 'plantstore: PORT must be a whole number from 0 to 65535, got "eighty"\n'],
     [{ PORT: '70000' }, [], 'plantstore: PORT must be a whole number from 0 to 65535, got "70000"\n'],
@@ -31,8 +30,7 @@ test('a wrong setting fails at start with one line that names it, and exit code 
 });
 
 test('a flag overrides its environment variable', async (t) => {
-  const dir = tempDir(t);
-  const server = await startServer(t, { DATABASE_URL: 'mysql://ignored', PORT: 'ignored' }, ['--database-url', `sqlite:${join(dir, 'flag.db')}`]);
+  const server = await startServer(t, { DATABASE_URL: 'mysql://ignored', PORT: 'ignored' }, ['--database-url', await sqlite.freshUrl(t)]);
   const health = await fetch(`${server.url}/healthz`);
   assert.equal(health.status, 200);
 });
@@ -44,7 +42,7 @@ test('an unknown command fails with exit code 2', async () => {
 });
 
 test('a server with no token logs how to create one', async (t) => {
-  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'p.db')}` };
+  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
   const server = await startServer(t, env);
   const hint = server.logs.find((line) => String(line['msg']).includes('no API token exists yet'));
   assert.ok(hint, 'the hint was logged');
@@ -52,8 +50,8 @@ test('a server with no token logs how to create one', async (t) => {
 });
 
 test('SIGTERM and SIGINT stop the server, which exits 0 and keeps what it acknowledged', async (t) => {
-  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'p.db')}` };
-  const token = (await runCli(['token', 'create', '--name', 'ci'], env)).stdout.trim();
+  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
+  const token = await createToken(env, 'ci');
   for (const [id, signal] of [[1, 'SIGTERM'], [2, 'SIGINT']] as const) {
     const server = await startServer(t, env);
     assert.ok(!server.logs.some((line) => String(line['msg']).includes('no API token')), 'no hint when a token exists');

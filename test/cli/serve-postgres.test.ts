@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import { freshPostgresDatabase, POSTGRES_SKIP_REASON, postgresReachable } from '../helpers/postgres.js';
-import { postPlant, runCli, startServer } from '../helpers/processes.js';
+import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 
 if (!(await postgresReachable())) {
@@ -11,7 +11,7 @@ if (!(await postgresReachable())) {
   test('two instances on one database: one id is created once, a revoked token is refused by both', async (t) => {
     const env = { DATABASE_URL: await freshPostgresDatabase(t) };
     const [a, b] = await Promise.all([startServer(t, env), startServer(t, env)]);
-    const token = (await runCli(['token', 'create', '--name', 'shared'], env)).stdout.trim();
+    const token = await createToken(env, 'shared');
 
     const responses = await Promise.all(
       Array.from({ length: 40 }, (_, i) => postPlant((i % 2 === 0 ? a : b)!.url, token, `{"id":9007199254740993,"name":"n${i % 4}"}`)),
@@ -34,7 +34,7 @@ if (!(await postgresReachable())) {
     const throughProxy = new URL(database);
     throughProxy.port = String(proxy.port);
     const env = { DATABASE_URL: throughProxy.toString() };
-    const token = (await runCli(['token', 'create', '--name', 'ci'], { DATABASE_URL: database.toString() })).stdout.trim();
+    const token = await createToken({ DATABASE_URL: database.toString() }, 'ci');
     const server = await startServer(t, env);
 
     assert.equal((await postPlant(server.url, token, '{"id":1,"name":"before"}')).status, 200);

@@ -1,24 +1,18 @@
 import assert from 'node:assert/strict';
-import { connect, type Socket } from 'node:net';
-import { join } from 'node:path';
+import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { test } from 'node:test';
-import { runCli, startServer } from '../helpers/processes.js';
-import { tempDir } from '../helpers/temp-dir.js';
+import { type TestContext, test } from 'node:test';
+import { sqlite } from '../helpers/backends.js';
+import { createToken, runCli, startServer } from '../helpers/processes.js';
+import { rawConnection } from '../helpers/raw-http.js';
 
-async function setUp(t: Parameters<typeof tempDir>[0], env: Record<string, string> = {}) {
-  const database = { DATABASE_URL: `sqlite:${join(tempDir(t), 'p.db')}` };
-  const token = (await runCli(['token', 'create', '--name', 'ci'], database)).stdout.trim();
+async function setUp(t: TestContext, env: Record<string, string> = {}) {
+  const database = { DATABASE_URL: await sqlite.freshUrl(t) };
+  const token = await createToken(database, 'ci');
   const server = await startServer(t, { ...database, ...env });
   const { hostname, port } = new URL(server.url);
-  const open = () => {
-    const socket = connect(Number(port), hostname);
-    let received = '';
-    socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
-    socket.on('error', () => undefined);
-    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-    return { socket, received: () => received, closed };
-  };
+  // Refused and cut connections are expected here: an error only closes the connection.
+  const open = () => rawConnection(Number(port), hostname, { ignoreErrors: true });
   return { database, token, server, open };
 }
 

@@ -1,16 +1,11 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
-import { postPlant, runCli, startServer } from '../helpers/processes.js';
-import { tempDir } from '../helpers/test-app.js';
-
-function database(t: Parameters<typeof tempDir>[0]): Record<string, string> {
-  return { DATABASE_URL: `sqlite:${join(tempDir(t), 'plantstore.db')}` };
-}
+import { sqlite } from '../helpers/backends.js';
+import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
 
 test('token create prints the token alone on stdout, and a running server accepts it', async (t) => {
-  const env = database(t);
+  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
   const server = await startServer(t, env);
   const created = await runCli(['token', 'create', '--name', 'ci'], env);
   assert.equal(created.code, 0, created.stderr);
@@ -23,9 +18,9 @@ test('token create prints the token alone on stdout, and a running server accept
 });
 
 test('token list shows every token without the token itself, as a table or JSON', async (t) => {
-  const env = database(t);
-  const first = (await runCli(['token', 'create', '--name', 'alpha'], env)).stdout.trim();
-  await runCli(['token', 'create', '--name', 'beta', '--expires-in', '30d'], env);
+  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
+  const first = await createToken(env, 'alpha');
+  await createToken(env, 'beta', ['--expires-in', '30d']);
   await runCli(['token', 'revoke', 'alpha'], env);
 
   const table = await runCli(['token', 'list'], env);
@@ -47,10 +42,10 @@ test('token list shows every token without the token itself, as a table or JSON'
 });
 
 test('a token revoked by name or id is refused by a running server within one second', async (t) => {
-  const env = database(t);
+  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
   const server = await startServer(t, env);
-  const byName = (await runCli(['token', 'create', '--name', 'by-name'], env)).stdout.trim();
-  const byId = (await runCli(['token', 'create', '--name', 'by-id'], env)).stdout.trim();
+  const byName = await createToken(env, 'by-name');
+  const byId = await createToken(env, 'by-id');
   assert.equal((await postPlant(server.url, byName, '{"id":1,"name":"a"}')).status, 200);
   assert.equal((await postPlant(server.url, byId, '{"id":2,"name":"b"}')).status, 200);
 
@@ -71,9 +66,9 @@ test('a token revoked by name or id is refused by a running server within one se
 });
 
 test('a token with --expires-in works until it expires, then is refused', async (t) => {
-  const env = database(t);
+  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
   const server = await startServer(t, env);
-  const token = (await runCli(['token', 'create', '--name', 'brief', '--expires-in', '2s'], env)).stdout.trim();
+  const token = await createToken(env, 'brief', ['--expires-in', '2s']);
   assert.equal((await postPlant(server.url, token, '{"id":1,"name":"a"}')).status, 200);
   await sleep(2100);
   assert.equal((await postPlant(server.url, token, '{"id":2,"name":"b"}')).status, 401);
@@ -82,18 +77,18 @@ test('a token with --expires-in works until it expires, then is refused', async 
 });
 
 test('a revoked name can be used again; an active one cannot', async (t) => {
-  const env = database(t);
-  assert.equal((await runCli(['token', 'create', '--name', 'ci'], env)).code, 0);
+  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
+  await createToken(env, 'ci');
   const taken = await runCli(['token', 'create', '--name', 'ci'], env);
   assert.equal(taken.code, 1);
   assert.equal(taken.stdout, '');
   assert.equal(taken.stderr, 'plantstore: an active token named "ci" exists; revoke it or choose another name\n');
   await runCli(['token', 'revoke', 'ci'], env);
-  assert.equal((await runCli(['token', 'create', '--name', 'ci'], env)).code, 0);
+  await createToken(env, 'ci');
 });
 
 test('bad token command lines fail with one line on stderr and exit code 2', async (t) => {
-  const env = database(t);
+  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
   const cases: [string[], string][] = [
     [['token', 'create'], 'plantstore: token create needs --name NAME\n'],
     [['token', 'create', '--name'], "plantstore: Option '--name <value>' argument missing\n"],

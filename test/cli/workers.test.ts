@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
-import { postPlant, runCli, startServer } from '../helpers/processes.js';
-import { tempDir } from '../helpers/temp-dir.js';
+import { sqlite } from '../helpers/backends.js';
+import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
 
 test('serve --workers 2 runs two processes on one port and stops them all on SIGTERM', async (t) => {
-  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'p.db')}` };
-  const token = (await runCli(['token', 'create', '--name', 'ci'], env)).stdout.trim();
+  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
+  const token = await createToken(env, 'ci');
   const server = await startServer(t, env, ['--workers', '2']);
   const listening = () => server.logs.filter((line) => String(line['msg']).startsWith('Server listening at'));
   for (let i = 0; i < 50 && listening().length < 2; i++) await sleep(100);

@@ -3,10 +3,10 @@ import type { TestContext } from 'node:test';
 import pg from 'pg';
 
 /** The server the PostgreSQL suites use; each test makes its own database there. */
-export const POSTGRES_ADMIN_URL = process.env['PLANTSTORE_TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+const POSTGRES_ADMIN_URL = process.env['PLANTSTORE_TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 /** CI sets PLANTSTORE_TEST_POSTGRES=require: there a missing server is a failure, not a skip. */
-export const POSTGRES_REQUIRED = process.env['PLANTSTORE_TEST_POSTGRES'] === 'require';
+const POSTGRES_REQUIRED = process.env['PLANTSTORE_TEST_POSTGRES'] === 'require';
 
 let reachable: Promise<boolean> | undefined;
 

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
@@ -23,12 +24,19 @@ export async function runCli(args: readonly string[], env: Record<string, string
   return { code, stdout, stderr };
 }
 
+/** `plantstore token create --name NAME [args]`: asserts it succeeds and resolves the token. */
+export async function createToken(env: Record<string, string>, name: string, args: readonly string[] = []): Promise<string> {
+  const created = await runCli(['token', 'create', '--name', name, ...args], env);
+  assert.equal(created.code, 0, created.stderr);
+  return created.stdout.trim();
+}
+
 export interface ServerProcess {
   url: string;
   child: ChildProcess;
   /** Every log line the server wrote so far, parsed. */
   logs: Record<string, unknown>[];
-  /** Sends a signal and resolves the exit code. */
+  /** Sends a signal and resolves the exit code once all the server wrote is read (and in `logs`). */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -38,7 +46,8 @@ export async function startServer(t: TestContext, env: Record<string, string>, a
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const exited = once(child, 'exit');
+  // 'close' comes after 'exit' and after stdout is read to its end: every log line is in by then.
+  const closed = once(child, 'close');
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
@@ -59,7 +68,7 @@ export async function startServer(t: TestContext, env: Record<string, string>, a
     logs,
     stop: async (signal = 'SIGTERM') => {
       child.kill(signal);
-      const [code] = (await exited) as [number | null];
+      const [code] = (await closed) as [number | null];
       return code;
     },
   };

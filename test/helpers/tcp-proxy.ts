@@ -1,4 +1,4 @@
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { type AddressInfo, createConnection, createServer, type Server, type Socket } from 'node:net';
 import type { TestContext } from 'node:test';
 
 /**
@@ -9,19 +9,18 @@ export class TcpProxy {
   readonly port: number;
   readonly #target: { host: string; port: number };
   #server: Server;
-  readonly #sockets = new Set<Socket>();
+  readonly #sockets: Set<Socket>;
 
-  private constructor(server: Server, port: number, target: { host: string; port: number }) {
+  private constructor(server: Server, target: { host: string; port: number }, sockets: Set<Socket>) {
     this.#server = server;
-    this.port = port;
+    this.port = (server.address() as AddressInfo).port;
     this.#target = target;
+    this.#sockets = sockets;
   }
 
   static async start(t: TestContext, target: { host: string; port: number }): Promise<TcpProxy> {
-    const server = await TcpProxy.#listen(0, target, new Set());
-    const proxy = new TcpProxy(server, (server.address() as { port: number }).port, target);
-    proxy.#server.close();
-    proxy.#server = await TcpProxy.#listen(proxy.port, target, proxy.#sockets);
+    const sockets = new Set<Socket>();
+    const proxy = new TcpProxy(await TcpProxy.#listen(0, target, sockets), target, sockets);
     t.after(() => proxy.cut());
     return proxy;
   }

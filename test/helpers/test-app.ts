@@ -1,8 +1,6 @@
 import type { TestContext } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { type Backend, sqlite } from './backends.js';
-
-export { tempDir } from './temp-dir.js';
 import { buildApp } from '../../src/app.js';
 import { parseDatabaseUrl, settings } from '../../src/config.js';
 import { openStore } from '../../src/store/open-store.js';
@@ -14,7 +12,6 @@ export interface TestApp {
   store: Store;
   /** A valid token, issued for this app's store. */
   token: string;
-  databaseUrl: string;
   /** POST /plants with a valid token and `application/json`, unless told otherwise. */
   post(body: unknown, options?: { token?: string | null; contentType?: string | null; headers?: Record<string, string> }): Promise<LightMyRequestResponse>;
 }
@@ -28,7 +25,6 @@ export async function testApp(
   config: {
     tokenCacheTtlMs?: number;
     bodyLimit?: number;
-    writeBatchMax?: number;
     writeQueueMax?: number;
     authFailureLimit?: number;
     metricsToken?: string;
@@ -45,7 +41,7 @@ export async function testApp(
       logLevel: 'silent',
       bodyLimit: config.bodyLimit ?? settings.bodyLimit.default,
       tokenCacheTtlMs: config.tokenCacheTtlMs ?? settings.tokenCacheTtlMs.default,
-      writeBatchMax: config.writeBatchMax ?? settings.writeBatchMax.default,
+      writeBatchMax: settings.writeBatchMax.default,
       writeQueueMax: config.writeQueueMax ?? settings.writeQueueMax.default,
       headersTimeoutMs: settings.headersTimeoutMs.default,
       requestTimeoutMs: settings.requestTimeoutMs.default,
@@ -67,7 +63,6 @@ export async function testApp(
     app,
     store,
     token,
-    databaseUrl,
     post: (body, options = {}) => {
       const headers: Record<string, string> = { ...options.headers };
       const presented = options.token === undefined ? token : options.token;

@@ -20,14 +20,9 @@ test('no Authorization header answers 401 with the bare bearer challenge', async
 });
 
 test('an Authorization header that is not "Bearer <token>" answers 401 with the bare challenge', async (t) => {
-  const { app, token } = await testApp(t);
+  const { post, token } = await testApp(t);
   for (const header of [`Basic ${token}`, 'Bearer', 'Bearer ', `Bearer ${token} extra`, token, `Bearer\t${token}`, `Bearer ${token},`]) {
-    const response = await app.inject({
-      method: 'POST',
-      url: '/plants',
-      headers: { authorization: header, 'content-type': 'application/json' },
-      payload: JSON.stringify(PLANT),
-    });
+    const response = await post(PLANT, { token: null, headers: { authorization: header } });
     assert.equal(response.statusCode, 401, header);
     assert.equal(response.headers['www-authenticate'], CHALLENGE, header);
     errorBody(response);
@@ -35,14 +30,9 @@ test('an Authorization header that is not "Bearer <token>" answers 401 with the 
 });
 
 test('the scheme word is case-insensitive', async (t) => {
-  const { app, token } = await testApp(t);
+  const { post, token } = await testApp(t);
   for (const [i, scheme] of ['bearer', 'BEARER', 'BeArEr'].entries()) {
-    const response = await app.inject({
-      method: 'POST',
-      url: '/plants',
-      headers: { authorization: `${scheme} ${token}`, 'content-type': 'application/json' },
-      payload: JSON.stringify({ id: i, name: 'Fern' }),
-    });
+    const response = await post({ id: i, name: 'Fern' }, { token: null, headers: { authorization: `${scheme} ${token}` } });
     assert.equal(response.statusCode, 200, scheme);
   }
 });

@@ -1,23 +1,18 @@
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
+import { rawExchange } from '../helpers/raw-http.js';
 import { testApp } from '../helpers/test-app.js';
 
 /** Sends raw bytes to the app on a real port and resolves everything it answers before closing. */
-async function rawExchange(t: Parameters<typeof testApp>[0], request: string): Promise<string> {
+async function exchangeWithApp(t: TestContext, request: string): Promise<string> {
   const { app } = await testApp(t);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as { port: number };
-  const socket = connect(port, '127.0.0.1');
-  socket.write(request);
-  let received = '';
-  socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
-  await new Promise((resolve) => socket.on('close', resolve));
-  return received;
+  return rawExchange(port, request);
 }
 
 test('a malformed HTTP request answers 400 with the Error body', async (t) => {
-  const answer = await rawExchange(t, 'NONSENSE\r\n\r\n');
+  const answer = await exchangeWithApp(t, 'NONSENSE\r\n\r\n');
   assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/);
   assert.match(answer, /\r\nContent-Type: application\/json; charset=utf-8\r\n/);
   assert.match(answer, /\r\nx-content-type-options: nosniff\r\n/);
@@ -25,7 +20,7 @@ test('a malformed HTTP request answers 400 with the Error body', async (t) => {
 });
 
 test('headers over the limit answer 431 with the Error body', async (t) => {
-  const answer = await rawExchange(t, `POST /plants HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`);
+  const answer = await exchangeWithApp(t, `POST /plants HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`);
   assert.match(answer, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
   assert.ok(answer.endsWith('{"error":431,"message":"The request headers are too large"}'), answer);
 });

@@ -1,17 +1,8 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
-import { parse } from 'yaml';
 import { generateToken } from '../../src/tokens/api-token.js';
+import { contractAjv as ajv, openApiFile as document, rebase } from '../helpers/openapi.js';
 import { testApp } from '../helpers/test-app.js';
-
-// Read independently of the server's own loader: this suite checks the server against the file.
-const document = parse(readFileSync(new URL('../../openapi/plantstore.yaml', import.meta.url), 'utf8'));
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-addFormats.default(ajv);
-ajv.addSchema({ $id: 'plantstore', components: document.components }, 'plantstore');
 
 function responseSpec(path: string, method: string, status: number): { content: Record<string, { schema: unknown }> } {
   const responses = document.paths[path][method].responses;
@@ -24,11 +15,6 @@ function responseSpec(path: string, method: string, status: number): { content: 
 function assertMatches(schema: unknown, body: unknown, what: string): void {
   const validate = ajv.compile(rebase(schema));
   assert.ok(validate(body), `${what}: ${JSON.stringify(body)} ${ajv.errorsText(validate.errors)}`);
-}
-
-/** Points the document's local refs at the schema registered above. */
-function rebase(schema: unknown): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"plantstore#/components/')) as Record<string, unknown>;
 }
 
 test('the document is faithful to the spec', () => {

@@ -1,14 +1,16 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { ServiceError } from '../../src/errors.js';
 import { GroupCommit } from '../../src/plants/group-commit.js';
+import type { NewPlant } from '../../src/plants/plant.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
 import { gatedStore } from '../helpers/gated-store.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
-function setUp(t: Parameters<typeof tempDir>[0], options: { maxBatch?: number; maxQueue?: number } = {}) {
+function setUp(t: TestContext, options: { maxBatch?: number; maxQueue?: number } = {}) {
   const real = SqliteStore.open(join(tempDir(t), 'p.db'));
   t.after(() => real.close());
   const store = gatedStore(real);
@@ -66,13 +68,41 @@ test('a full queue refuses with OVERLOADED and stores nothing of the refused cre
   assert.deepEqual((await real.listPlants({ limit: 10 })).map((plant) => plant.id), [1n, 2n, 3n]);
 });
 
+/**
+ * `real`, except that its first plant write goes to a closed store and fails
+ * as a real store fails; `batches` holds the size of every write.
+ */
+async function failingFirstWrite(t: TestContext, real: Store): Promise<Store & { batches: number[] }> {
+  const closed = SqliteStore.open(join(tempDir(t), 'closed.db'));
+  await closed.close();
+  const batches: number[] = [];
+  const createPlants = (plants: readonly NewPlant[]) => {
+    batches.push(plants.length);
+    return (batches.length === 1 ? closed : real).createPlants(plants);
+  };
+  return new Proxy(real, {
+    get(target, key) {
+      if (key === 'batches') return batches;
+      if (key === 'createPlants') return createPlants;
+      const value = target[key as keyof Store];
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  }) as Store & { batches: number[] };
+}
+
 test('a failed commit fails every create of its batch, and the next batch goes on', async (t) => {
-  const { real, writer } = setUp(t);
+  const { real } = setUp(t);
+  const store = await failingFirstWrite(t, real);
+  const writer = new GroupCommit(store, { maxBatch: 512, maxQueue: 4096, concurrency: 1 });
   const doomed = [writer.create({ id: 1n, name: 'a' }), writer.create({ id: 2n, name: 'b' })];
-  await real.close();
   const results = await Promise.allSettled(doomed);
   assert.deepEqual(results.map((result) => result.status), ['rejected', 'rejected']);
   for (const result of results) {
     assert.ok(result.status === 'rejected' && result.reason instanceof ServiceError && result.reason.code === 'STORE_UNAVAILABLE');
   }
+
+  assert.deepEqual(await writer.create({ id: 3n, name: 'c' }), { outcome: 'created' });
+  assert.deepEqual(store.batches, [2, 1], 'the failed batch held both creates; the next one committed');
+  assert.equal(writer.commits, 2);
+  assert.deepEqual((await real.listPlants({ limit: 10 })).map((plant) => plant.id), [3n], 'nothing of the failed batch is stored');
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { postPlant, runCli, startServer } from '../helpers/processes.js';
+import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
 import { testBackends } from '../helpers/backends.js';
 
 /** Replay a failure with PLANTSTORE_CRASH_SEED=<the seed printed by the failing run>. */
@@ -27,7 +27,7 @@ for (const backend of await testBackends()) {
     t.diagnostic(`crash test seed: ${SEED} (replay with PLANTSTORE_CRASH_SEED=${SEED})`);
     const next = random(SEED);
     const env = { DATABASE_URL: await backend.freshUrl(t) };
-    const token = (await runCli(['token', 'create', '--name', 'crash'], env)).stdout.trim();
+    const token = await createToken(env, 'crash');
     const acknowledged = new Map<string, string>();
     let counter = 0n;
 
@@ -49,10 +49,10 @@ for (const backend of await testBackends()) {
         }
       });
       await sleep(20 + Math.floor(next() * 250));
-      server.child.kill('SIGKILL');
+      const stopped = server.stop('SIGKILL');
       running = false;
       await Promise.all(clients);
-      await server.stop('SIGKILL');
+      await stopped;
     }
 
     const exported = await runCli(['plants', 'export'], env);

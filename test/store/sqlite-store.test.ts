@@ -5,7 +5,8 @@ import Database from 'better-sqlite3';
 import { ServiceError } from '../../src/errors.js';
 import { migrations } from '../../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { errorBody, tempDir, testApp } from '../helpers/test-app.js';
+import { tempDir } from '../helpers/temp-dir.js';
+import { errorBody, testApp } from '../helpers/test-app.js';
 import { storeContract } from './store-contract.js';
 
 storeContract('sqlite', async (t) => {

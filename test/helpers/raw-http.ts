@@ -1,0 +1,31 @@
+import { connect, type Socket } from 'node:net';
+
+export interface RawConnection {
+  socket: Socket;
+  /** Everything the server answered so far, as text. */
+  received(): string;
+  /** Resolves once the connection is closed, by either side. */
+  closed: Promise<void>;
+}
+
+/**
+ * A plain TCP connection to an HTTP server, for what `fetch` cannot send
+ * (malformed, partial or slow requests); it collects the answer until close.
+ * A socket error fails the test unless `ignoreErrors` is set.
+ */
+export function rawConnection(port: number, host = '127.0.0.1', { ignoreErrors = false } = {}): RawConnection {
+  const socket = connect(port, host);
+  let received = '';
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+  if (ignoreErrors) socket.on('error', () => undefined);
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  return { socket, received: () => received, closed };
+}
+
+/** Sends `request` as it is and resolves everything the server answers before it closes the connection. */
+export async function rawExchange(port: number, request: string, host = '127.0.0.1'): Promise<string> {
+  const connection = rawConnection(port, host);
+  connection.socket.write(request);
+  await connection.closed;
+  return connection.received();
+}
