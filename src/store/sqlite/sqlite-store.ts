@@ -3,7 +3,6 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { NewPlant } from '../../plants/plant.js';
 import { type CreatePlantResult, type NewTokenRecord, type Store, type StoredToken, tokenClash, type TokenRecord, type TokenRef } from '../store.js';
-import { Checkpointer } from './checkpointer.js';
 import { openConnection, translateErrors } from './connection.js';
 import { migrate } from './migrations.js';
 import { type PlantRow, plantWriter, toNewPlant } from './plant-writes.js';
@@ -25,19 +24,20 @@ interface TokenRow {
  * Plants are written on the caller's thread: measured against a writer on a
  * worker thread, it was faster, because the process has one core under load
  * and a batch's commit is short next to the work of reading its requests.
+ * Checkpoints (copying the log into the database file) are SQLite's own, made
+ * by the writer once the log holds 1000 pages: a few milliseconds about once
+ * a second under full load. A checkpointing thread of its own was measured
+ * and removed: no gain in throughput or p99, and 7 to 17 MiB more memory.
  */
 export class SqliteStore implements Store {
   /** SQLite has one writer at a time; batches, not parallel transactions, make it fast. */
   readonly writeConcurrency = 1;
   readonly #db: Database.Database;
-  readonly #path: string;
   readonly #writePlants: (plants: readonly NewPlant[]) => CreatePlantResult[];
-  #checkpointer: Checkpointer | undefined;
   readonly #statements;
 
-  private constructor(db: Database.Database, path: string) {
+  private constructor(db: Database.Database) {
     this.#db = db;
-    this.#path = path;
     this.#writePlants = plantWriter(db);
     this.#statements = {
       listPlants: db.prepare('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?').safeIntegers(true),
@@ -69,15 +69,11 @@ export class SqliteStore implements Store {
         db.close();
         throw error;
       }
-      return new SqliteStore(db, path);
+      return new SqliteStore(db);
     });
   }
 
   async createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
-    // Started with the first write, so that commands that only read or manage tokens start no thread.
-    if (this.#checkpointer === undefined && this.#db.open && this.#path !== ':memory:') {
-      this.#checkpointer = new Checkpointer(this.#path, this.#db);
-    }
     return translateErrors(() => this.#writePlants(plants));
   }
 
@@ -181,7 +177,6 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    await this.#checkpointer?.close();
     if (this.#db.open) this.#db.close();
   }
 }
