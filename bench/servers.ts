@@ -15,16 +15,17 @@ export interface RunningServer {
 
 /** `cpu`: the core to pin the server to with taskset, when the caller found taskset and two cores. */
 export async function startService(env: Record<string, string>, cpu: number | undefined): Promise<RunningServer> {
+  // Run as an operator runs it, so that the Node.js flags of its first line apply.
   return start((port) => [`${ROOT}/bin/plantstore`, 'serve', '--port', String(port)], env, cpu);
 }
 
 export async function startBaseline(token: string, cpu: number | undefined): Promise<RunningServer> {
-  return start((port) => [`${ROOT}/bench/baseline-server.mjs`, String(port)], { BASELINE_TOKEN: token }, cpu);
+  return start((port) => [process.execPath, `${ROOT}/bench/baseline-server.mjs`, String(port)], { BASELINE_TOKEN: token }, cpu);
 }
 
 async function start(args: (port: number) => string[], env: Record<string, string>, cpu: number | undefined): Promise<RunningServer> {
   const port = await freePort();
-  const command = [process.execPath, ...args(port)];
+  const command = args(port);
   const pinned = cpu !== undefined ? ['taskset', '-c', String(cpu), ...command] : command;
   // Logs go nowhere, but are still written: the service is measured as it runs in production.
   const child = spawn(pinned[0]!, pinned.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
