@@ -35,9 +35,12 @@ async function serve(config: ServeConfig): Promise<number> {
   const app = buildApp(config, store);
   const log = app.log;
 
-  const tokens = await store.listTokens();
-  if (!tokens.some((token) => token.revokedAt === null)) {
-    log.warn('no API token exists yet: create one with `bin/plantstore token create --name NAME`');
+  // With --workers N the first worker alone looks, so that the hint is logged once, not N times.
+  if (cluster.worker === undefined || cluster.worker.id === 1) {
+    const tokens = await store.listTokens();
+    if (!tokens.some((token) => token.revokedAt === null)) {
+      log.warn('no API token exists yet: create one with `bin/plantstore token create --name NAME`');
+    }
   }
 
   try {

@@ -20,3 +20,13 @@ test('serve --workers 2 runs two processes on one port and stops them all on SIG
   const exported = await runCli(['plants', 'export'], env);
   assert.equal(exported.stdout.trimEnd().split('\n').length, 20);
 });
+
+test('serve --workers 3 with no token logs how to create one once, not once a worker', async (t) => {
+  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
+  const server = await startServer(t, env, ['--workers', '3']);
+  const listening = () => server.logs.filter((line) => String(line['msg']).startsWith('Server listening at'));
+  for (let i = 0; i < 50 && listening().length < 3; i++) await sleep(100);
+  assert.equal(listening().length, 3, 'three workers listen');
+  const hints = server.logs.filter((line) => String(line['msg']).includes('no API token exists yet'));
+  assert.equal(hints.length, 1);
+});
