@@ -23,9 +23,9 @@ export async function startBaseline(token: string, cpu: number | undefined): Pro
   return start((port) => [process.execPath, `${ROOT}/bench/baseline-server.mjs`, String(port)], { BASELINE_TOKEN: token }, cpu);
 }
 
-async function start(args: (port: number) => string[], env: Record<string, string>, cpu: number | undefined): Promise<RunningServer> {
+async function start(commandFor: (port: number) => string[], env: Record<string, string>, cpu: number | undefined): Promise<RunningServer> {
   const port = await freePort();
-  const command = args(port);
+  const command = commandFor(port);
   const pinned = cpu !== undefined ? ['taskset', '-c', String(cpu), ...command] : command;
   // Logs go nowhere, but are still written: the service is measured as it runs in production.
   const child = spawn(pinned[0]!, pinned.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
