@@ -27,7 +27,7 @@ interface TokenRow {
  * Checkpoints (copying the log into the database file) are SQLite's own, made
  * by the writer once the log holds 1000 pages: a few milliseconds about once
  * a second under full load. A checkpointing thread of its own was measured
- * and removed: no gain in throughput or p99, and 7 to 17 MiB more memory.
+ * and removed: no gain in throughput or p99, and 4 to 7 MiB more peak memory.
  */
 export class SqliteStore implements Store {
   /** SQLite has one writer at a time; batches, not parallel transactions, make it fast. */
