@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { ServiceError } from '../../errors.js';
 import type { NewPlant } from '../../plants/plant.js';
 import { type CreatePlantResult, type NewTokenRecord, type Store, type StoredToken, tokenClash, type TokenRecord, type TokenRef } from '../store.js';
-import { openConnection, translateErrors } from './connection.js';
 import { migrate } from './migrations.js';
 import { type PlantRow, plantWriter, toNewPlant } from './plant-writes.js';
 
@@ -58,12 +58,20 @@ export class SqliteStore implements Store {
     };
   }
 
-  /** Opens (creating the file and its folder when missing) and migrates. */
+  /**
+   * Opens (creating the file and its folder when missing) and migrates. WAL,
+   * so readers never wait for the writer; synchronous=FULL, so a commit
+   * returns only once it is on disk; a busy timeout, because the command line
+   * and other processes write the same file.
+   */
   static open(path: string): SqliteStore {
     return translateErrors(() => {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-      const db = openConnection(path);
+      const db = new Database(path);
       try {
+        db.pragma('journal_mode = WAL');
+        db.pragma('synchronous = FULL');
+        db.pragma('busy_timeout = 5000');
         migrate(db);
       } catch (error) {
         db.close();
@@ -189,4 +197,27 @@ function toTokenRecord(row: TokenRow): TokenRecord {
     expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
     revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
   };
+}
+
+/**
+ * SQLite's result codes for "the database cannot do this now": locked past
+ * the busy timeout, disk full, I/O error, read-only file, file gone. They
+ * become the domain's STORE_UNAVAILABLE (503), and the process lives on.
+ */
+const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CANTOPEN|NOTADB|CORRUPT|PROTOCOL)/;
+
+function isUnavailable(error: { code?: unknown; message?: unknown }): boolean {
+  return (
+    (typeof error.code === 'string' && UNAVAILABLE.test(error.code)) ||
+    (typeof error.message === 'string' && /database connection is not open/.test(error.message))
+  );
+}
+
+function translateErrors<T>(operation: () => T): T {
+  try {
+    return operation();
+  } catch (error) {
+    if (error instanceof Error && isUnavailable(error)) throw new ServiceError('STORE_UNAVAILABLE', { cause: error });
+    throw error;
+  }
 }
