@@ -59,8 +59,8 @@ export class ConfigError extends Error {
 }
 
 interface Setting<T> {
+  /** The environment variable; the flag is its name in lower case with hyphens (`DATABASE_URL`, `--database-url`). */
   env: string;
-  flag: string;
   default: T;
   help: string;
   parse(text: string, source: string): T;
@@ -68,25 +68,22 @@ interface Setting<T> {
   show?(value: T): string;
 }
 
-/** Every setting, with its variable, flag, default (and unit) and meaning. */
+/** Every setting, with its variable, default (and unit) and meaning. */
 export const settings = {
   host: {
     env: 'HOST',
-    flag: 'host',
     default: '127.0.0.1',
     help: 'address to listen on (0.0.0.0 for every interface)',
     parse: parseHost,
   },
   port: {
     env: 'PORT',
-    flag: 'port',
     default: 8080,
     help: 'TCP port to listen on (0 picks a free one)',
     parse: (text, source) => parseInteger(text, source, 0, 65535),
   },
   database: {
     env: 'DATABASE_URL',
-    flag: 'database-url',
     default: parseDatabaseUrl('sqlite:./data/plantstore.db', 'default'),
     help: 'where plants and tokens are stored: sqlite:PATH or postgres://USER@HOST:PORT/DB',
     parse: parseDatabaseUrl,
@@ -94,21 +91,18 @@ export const settings = {
   },
   logLevel: {
     env: 'LOG_LEVEL',
-    flag: 'log-level',
     default: 'info' as LogLevel,
     help: `log level: ${LOG_LEVELS.join(', ')}`,
     parse: (text, source) => parseOneOf(text, source, LOG_LEVELS),
   },
   bodyLimit: {
     env: 'BODY_LIMIT',
-    flag: 'body-limit',
     default: 64 * 1024, // bytes
     help: 'largest request body accepted, in bytes',
     parse: (text, source) => parseInteger(text, source, 1, 64 * 1024 * 1024),
   },
   tokenCacheTtlMs: {
     env: 'TOKEN_CACHE_TTL_MS',
-    flag: 'token-cache-ttl-ms',
     // Under a second, so that a revoked token is refused within one second.
     default: 500, // milliseconds
     help: 'how long a verified token is trusted before it is looked up again, in ms (at most 1000)',
@@ -116,70 +110,60 @@ export const settings = {
   },
   databasePoolSize: {
     env: 'DATABASE_POOL_SIZE',
-    flag: 'database-pool-size',
     default: 10, // connections per process
     help: 'most connections one process opens to PostgreSQL',
     parse: (text, source) => parseInteger(text, source, 1, 1000),
   },
   writeBatchMax: {
     env: 'WRITE_BATCH_MAX',
-    flag: 'write-batch-max',
     default: 512, // plants per transaction
     help: 'most plants written in one transaction (group commit)',
     parse: (text, source) => parseInteger(text, source, 1, 100_000),
   },
   writeQueueMax: {
     env: 'WRITE_QUEUE_MAX',
-    flag: 'write-queue-max',
     default: 4096, // plants
     help: 'most plants waiting to be written; past it creates answer 503',
     parse: (text, source) => parseInteger(text, source, 1, 1_000_000),
   },
   headersTimeoutMs: {
     env: 'HEADERS_TIMEOUT_MS',
-    flag: 'headers-timeout-ms',
     default: 10_000, // milliseconds
     help: 'time a client has to send its request headers, in ms (slow clients get 408)',
     parse: (text, source) => parseInteger(text, source, 100, 600_000),
   },
   requestTimeoutMs: {
     env: 'REQUEST_TIMEOUT_MS',
-    flag: 'request-timeout-ms',
     default: 30_000, // milliseconds
     help: 'time a client has to send its whole request, in ms (slow clients get 408)',
     parse: (text, source) => parseInteger(text, source, 100, 3_600_000),
   },
   maxConnections: {
     env: 'MAX_CONNECTIONS',
-    flag: 'max-connections',
     default: 10_000, // connections per process
     help: 'most connections open at once; past it new ones are closed',
     parse: (text, source) => parseInteger(text, source, 1, 1_000_000),
   },
   shutdownGraceMs: {
     env: 'SHUTDOWN_GRACE_MS',
-    flag: 'shutdown-grace-ms',
     default: 10_000, // milliseconds
     help: 'on SIGTERM or SIGINT, how long requests in flight may take, in ms',
     parse: (text, source) => parseInteger(text, source, 0, 600_000),
   },
   authFailureLimit: {
     env: 'AUTH_FAILURE_LIMIT',
-    flag: 'auth-failure-limit',
     default: 20, // failures per window and address
     help: 'failed authentications one address may make in a window before it gets 429',
     parse: (text, source) => parseInteger(text, source, 1, 1_000_000),
   },
   authFailureWindowMs: {
     env: 'AUTH_FAILURE_WINDOW_MS',
-    flag: 'auth-failure-window-ms',
     default: 60_000, // milliseconds
     help: 'the window of AUTH_FAILURE_LIMIT, in ms',
     parse: (text, source) => parseInteger(text, source, 1000, 86_400_000),
   },
   metricsToken: {
     env: 'METRICS_TOKEN',
-    flag: 'metrics-token',
     default: undefined as string | undefined,
     help: 'when set, GET /metrics asks for this bearer token',
     show: () => '*****',
@@ -190,7 +174,6 @@ export const settings = {
   },
   workers: {
     env: 'WORKERS',
-    flag: 'workers',
     default: 1, // processes
     help: 'processes serving on the port together',
     parse: (text, source) => parseInteger(text, source, 1, 256),
@@ -236,16 +219,21 @@ export const SERVE_SETTINGS = [
 
 export const STORE_SETTINGS = ['database', 'databasePoolSize'] as const satisfies readonly (keyof StoreConfig)[];
 
+/** A setting's command-line flag, without its dashes. */
+export function flagOf(setting: { env: string }): string {
+  return setting.env.toLowerCase().replaceAll('_', '-');
+}
+
 /** Reads and validates just these settings: a flag wins over its variable, an empty variable counts as unset. */
 export function loadSettings<N extends SettingName>(names: readonly N[], { env, flags }: Sources): { readonly [K in N]: ValueOf<K> } {
   const config = {} as { [K in N]: ValueOf<K> };
   for (const name of names) {
     const setting: Setting<unknown> = settings[name];
-    const flag = flags[setting.flag];
+    const flag = flags[flagOf(setting)];
     const variable = env[setting.env];
     config[name] = (
       flag !== undefined
-        ? setting.parse(flag, `--${setting.flag}`)
+        ? setting.parse(flag, `--${flagOf(setting)}`)
         : variable !== undefined && variable !== ''
           ? setting.parse(variable, setting.env)
           : setting.default
@@ -260,7 +248,7 @@ export function describeSettings(names: readonly SettingName[]): string {
     .map((name) => {
       const setting: Setting<unknown> = settings[name];
       const shown = setting.default === undefined ? 'none' : showValue(setting, setting.default);
-      return `  --${setting.flag.padEnd(20)} ${setting.env.padEnd(20)} ${setting.help} (default: ${shown})`;
+      return `  --${flagOf(setting).padEnd(20)} ${setting.env.padEnd(20)} ${setting.help} (default: ${shown})`;
     })
     .join('\n');
 }

@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { describeSettings, loadStoreConfig, settings } from '../config.js';
+import { describeSettings, flagOf, loadStoreConfig, settings } from '../config.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 
@@ -34,7 +34,7 @@ export function parseCommandLine<O extends Options>(
   spec: { options: O; settingNames?: readonly (keyof typeof settings)[]; positionals?: number },
 ) {
   const settingFlags = Object.fromEntries(
-    (spec.settingNames ?? []).map((name) => [settings[name].flag, { type: 'string' as const }]),
+    (spec.settingNames ?? []).map((name) => [flagOf(settings[name]), { type: 'string' as const }]),
   );
   try {
     const parsed = parseArgs({
