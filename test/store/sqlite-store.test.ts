@@ -15,11 +15,11 @@ storeContract('sqlite', async (t) => {
   return store;
 });
 
-test('the file is in WAL mode with synchronous=FULL, so every commit is durable', async (t) => {
+test('the file is in WAL mode with synchronous=FULL, so every commit is durable, and the page cache is bounded at 2 MiB', async (t) => {
   const path = join(tempDir(t), 'plantstore.db');
   const store = SqliteStore.open(path);
   t.after(() => store.close());
-  assert.deepEqual(store.durability(), { journalMode: 'wal', synchronous: 'full' });
+  assert.deepEqual(store.settings(), { journalMode: 'wal', synchronous: 'full', cacheSize: '2048 KiB' });
 });
 
 test('the folder of the database file is created when missing', async (t) => {
