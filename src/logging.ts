@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import { pino, type LoggerOptions } from 'pino';
-import pretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 import type { LogLevel } from './config.js';
 
 /**
@@ -31,8 +32,17 @@ const LOG_FLUSH_MS = 100;
  */
 export function createLogger(level: LogLevel) {
   // A person at a terminal reads lines as they come; everything else (a file, a collector) gets JSON.
-  if (process.stdout.isTTY) return pino(loggerOptions(level), pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l' }));
+  if (process.stdout.isTTY) return pino(loggerOptions(level), prettyLines());
   return pino(loggerOptions(level), stdoutBlocks());
+}
+
+/**
+ * Colourised lines for a terminal. pino-pretty is loaded only then: it is 31
+ * modules that a service writing JSON never runs.
+ */
+function prettyLines() {
+  const pretty = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
+  return pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l' });
 }
 
 let blocks: ReturnType<typeof pino.destination> | undefined;

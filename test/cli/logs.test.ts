@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { test } from 'node:test';
 import { generateToken } from '../../src/tokens/api-token.js';
 import { sqlite } from '../helpers/backends.js';
-import { createToken, runCli, startServer } from '../helpers/processes.js';
+import { BIN, createToken, runCli, startServer } from '../helpers/processes.js';
 
 test('logs: one access line per request with its request id, start and stop lines, and never a token', async (t) => {
   const env = { DATABASE_URL: await sqlite.freshUrl(t), LOG_LEVEL: 'trace', METRICS_TOKEN: 'metrics-secret-value', AUTH_FAILURE_LIMIT: '2' };
@@ -64,6 +66,22 @@ test('logs: lines still gathered when the process exits are written, not lost', 
     server.logs.map((line) => line['msg']).filter((msg) => msg === 'stopping' || msg === 'stopped').slice(-1),
     ['stopped'],
   );
+});
+
+test('logs: at a terminal the lines are written for a person to read, not as JSON', async (t) => {
+  // script(1) runs the server on a pseudo-terminal, as when an operator starts it by hand.
+  const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
+  const command = ['timeout', '-s', 'TERM', '2', process.execPath, BIN, 'serve', '--port', '0'].map(quote).join(' ');
+  const child = spawn('script', ['-qec', command, '/dev/null'], {
+    env: { ...process.env, DATABASE_URL: await sqlite.freshUrl(t) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await once(child, 'close');
+  const lines = output.split(/\r?\n/).filter((line) => line !== '');
+  assert.ok(lines.some((line) => /INFO.*plantstore serving/.test(line)), output);
+  assert.ok(!lines.some((line) => line.startsWith('{')), 'no JSON line');
 });
 
 test('plantstore config prints the effective settings with secrets masked', async () => {
