@@ -229,11 +229,12 @@ export function loadSettings<N extends SettingName>(names: readonly N[], { env, 
   const config = {} as { [K in N]: ValueOf<K> };
   for (const name of names) {
     const setting: Setting<unknown> = settings[name];
-    const flag = flags[flagOf(setting)];
+    const flagName = flagOf(setting);
+    const flag = flags[flagName];
     const variable = env[setting.env];
     config[name] = (
       flag !== undefined
-        ? setting.parse(flag, `--${flagOf(setting)}`)
+        ? setting.parse(flag, `--${flagName}`)
         : variable !== undefined && variable !== ''
           ? setting.parse(variable, setting.env)
           : setting.default
