@@ -1,6 +1,6 @@
 // npm run bench: the service against a bare node:http baseline on the same
 // machine, with the same load. `npm run bench -- --help` for the options.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -111,7 +111,21 @@ async function measureService(): Promise<Measured> {
 }
 
 async function measureBaseline(): Promise<Measured> {
-  const server = await startBaseline('ps_baseline', serverCpu);
+  return measureBare();
+}
+
+/** The durable floor: the baseline that also commits every plant to a fresh SQLite file (see baseline-server.mjs). */
+async function measureFloor(): Promise<Measured> {
+  const dir = mkdtempSync(join(tmpdir(), 'plantstore-bench-floor-'));
+  try {
+    return await measureBare(join(dir, 'floor.db'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function measureBare(durableFile?: string): Promise<Measured> {
+  const server = await startBaseline('ps_baseline', serverCpu, durableFile);
   try {
     return await measure(server, 'ps_baseline');
   } finally {
@@ -146,47 +160,72 @@ function medianOf(runs: Measured[], pick: (run: Measured) => number): number {
   return median(runs.map(pick));
 }
 
-const service: Measured[] = [];
-const baseline: Measured[] = [];
+// The durable floor is SQLite's: it is measured with the embedded store, the one whose goal it bounds.
+const targetNames = store === 'sqlite' ? (['service', 'baseline', 'floor'] as const) : (['service', 'baseline'] as const);
+type Target = (typeof targetNames)[number];
+const measurers: Record<Target, () => Promise<Measured>> = { service: measureService, baseline: measureBaseline, floor: measureFloor };
+const measured: Record<Target, Measured[]> = { service: [], baseline: [], floor: [] };
 for (let round = 1; round <= options.rounds; round++) {
-  const order = round % 2 === 1 ? (['service', 'baseline'] as const) : (['baseline', 'service'] as const);
+  // Each round starts with the next server, so that none is always measured first.
+  const order = targetNames.map((_, i) => targetNames[(i + round - 1) % targetNames.length]!);
   for (const target of order) {
     process.stderr.write(`round ${round}/${options.rounds}: ${target}\n`);
-    if (target === 'service') service.push(await measureService());
-    else baseline.push(await measureBaseline());
+    measured[target].push(await measurers[target]());
   }
 }
+const { service, baseline, floor } = measured;
 const preloadResult = options.preload > 0 ? await measurePreloaded(options.preload) : undefined;
 const fsyncSamples = smoke ? 20 : 200;
 const fsyncMs = median(fsyncTimesMs(fsyncSamples));
 
 // The report.
+const rows = (scenario: 'many' | 'lone') =>
+  [row('baseline', baseline, scenario), ...(floor.length > 0 ? [row('durable floor', floor, scenario)] : []), row('service', service, scenario)].join('\n');
 const row = (name: string, runs: Measured[], scenario: 'many' | 'lone') => {
   const pick = (field: keyof LoadResult) => medianOf(runs, (run) => run[scenario][field]);
   const sum = (field: keyof LoadResult) => runs.reduce((total, run) => total + run[scenario][field], 0);
   return `| ${name} | ${scenario === 'many' ? options.connections : 1} | ${Math.round(pick('requestsPerSecond'))} | ${pick('p50Ms').toFixed(2)} | ${pick('p99Ms').toFixed(2)} | ${sum('errors')} | ${sum('non2xx')} | ${medianOf(runs, (run) => run.peakRssMiB).toFixed(1)} |`;
 };
-const ratio = (a: number, b: number) => a / b;
-const serviceMany = medianOf(service, (run) => run.many.requestsPerSecond);
-const baselineMany = medianOf(baseline, (run) => run.many.requestsPerSecond);
-const throughputRatio = ratio(serviceMany, baselineMany);
-const p99Ratio = ratio(medianOf(service, (run) => run.many.p99Ms), medianOf(baseline, (run) => run.many.p99Ms));
-const loneDelta = medianOf(service, (run) => run.lone.p50Ms) - medianOf(baseline, (run) => run.lone.p50Ms);
-const rssRatio = ratio(medianOf(service, (run) => run.peakRssMiB), medianOf(baseline, (run) => run.peakRssMiB));
-const verdict = (met: boolean) => (met ? 'met' : 'not met');
+/** What each target is judged on, for `runs` against the baseline's runs of the same round set. */
+function figures(runs: Measured[]) {
+  const median = (pick: (run: Measured) => number) => medianOf(runs, pick);
+  const baselineMedian = (pick: (run: Measured) => number) => medianOf(baseline, pick);
+  return {
+    throughput: median((run) => run.many.requestsPerSecond) / baselineMedian((run) => run.many.requestsPerSecond),
+    p99: median((run) => run.many.p99Ms) / baselineMedian((run) => run.many.p99Ms),
+    lone: median((run) => run.lone.p50Ms) - baselineMedian((run) => run.lone.p50Ms),
+    rss: median((run) => run.peakRssMiB) / baselineMedian((run) => run.peakRssMiB),
+  };
+}
+type Figures = ReturnType<typeof figures>;
 
-const targets = [
+const times = (value: number) => `${value.toFixed(2)} ×`;
+const goals: { name: string; goal: string; figure: (f: Figures) => number; show: (value: number) => string; met: (value: number) => boolean }[] = [
   store === 'sqlite'
-    ? `| throughput at ${options.connections} connections, every 200 durable | ≥ 0.75 × baseline | ${throughputRatio.toFixed(2)} × | ${verdict(throughputRatio >= 0.75)} |`
-    : `| PostgreSQL throughput at ${options.connections} connections, every 200 committed | ≥ 0.40 × baseline | ${throughputRatio.toFixed(2)} × | ${verdict(throughputRatio >= 0.4)} |`,
-  `| p99 latency at ${options.connections} connections | ≤ 2 × baseline | ${p99Ratio.toFixed(2)} × | ${verdict(p99Ratio <= 2)} |`,
-  `| median latency of a lone request (1 connection) | ≤ baseline + 0.3 ms | ${loneDelta >= 0 ? '+' : ''}${loneDelta.toFixed(3)} ms | ${verdict(loneDelta <= 0.3)} |`,
-  `| peak RSS under load | ≤ 1.3 × baseline | ${rssRatio.toFixed(2)} × | ${verdict(rssRatio <= 1.3)} |`,
+    ? { name: `throughput at ${options.connections} connections, every 200 durable`, goal: '≥ 0.75 × baseline', figure: (f) => f.throughput, show: times, met: (v) => v >= 0.75 }
+    : { name: `PostgreSQL throughput at ${options.connections} connections, every 200 committed`, goal: '≥ 0.40 × baseline', figure: (f) => f.throughput, show: times, met: (v) => v >= 0.4 },
+  { name: `p99 latency at ${options.connections} connections`, goal: '≤ 2 × baseline', figure: (f) => f.p99, show: times, met: (v) => v <= 2 },
+  {
+    name: 'median latency of a lone request (1 connection)',
+    goal: '≤ baseline + 0.3 ms',
+    figure: (f) => f.lone,
+    show: (v) => `${v >= 0 ? '+' : ''}${v.toFixed(3)} ms`,
+    met: (v) => v <= 0.3,
+  },
+  { name: 'peak RSS under load', goal: '≤ 1.3 × baseline', figure: (f) => f.rss, show: times, met: (v) => v <= 1.3 },
 ];
+const verdict = (met: boolean) => (met ? 'met' : 'not met');
+const serviceFigures = figures(service);
+const floorFigures = floor.length > 0 ? figures(floor) : undefined;
+const targets = goals.map(({ name, goal, figure, show, met }) => {
+  const value = figure(serviceFigures);
+  const floorValue = floorFigures === undefined ? '—' : `${show(figure(floorFigures))} (${verdict(met(figure(floorFigures)))})`;
+  return `| ${name} | ${goal} | ${show(value)} | ${verdict(met(value))} | ${floorValue} |`;
+});
 if (preloadResult !== undefined) {
-  const preloadedRatio = ratio(preloadResult, serviceMany);
+  const preloadedRatio = preloadResult / medianOf(service, (run) => run.many.requestsPerSecond);
   targets.push(
-    `| throughput with ${options.preload.toLocaleString('en')} plants stored | ≥ 0.85 × empty store | ${preloadedRatio.toFixed(2)} × (${Math.round(preloadResult)} req/s) | ${verdict(preloadedRatio >= 0.85)} |`,
+    `| throughput with ${options.preload.toLocaleString('en')} plants stored | ≥ 0.85 × empty store | ${preloadedRatio.toFixed(2)} × (${Math.round(preloadResult)} req/s) | ${verdict(preloadedRatio >= 0.85)} | — |`,
   );
 }
 
@@ -196,20 +235,22 @@ const report = `# Benchmark: ${store}, ${date}${smoke ? ' (smoke run: figures me
 
 Command: \`${command}\`
 Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.version}.
-Load: ${loadGenerator.name}, \`POST /plants\` with a unique id and a valid token on every request; ${options.rounds} rounds alternating service and baseline, each on a fresh store, ${options.warmup} s warm-up, ${options.duration} s a measurement; medians of the rounds. ${pinning ? 'Server pinned to core 0 and load generator to core 1 (taskset).' : 'No pinning (one core, or no taskset).'}
-Baseline: \`bench/baseline-server.mjs\`, bare \`node:http\` that parses the JSON and compares the token to a constant, with no validation and no storage.
+Load: ${loadGenerator.name}, \`POST /plants\` with a unique id and a valid token on every request; ${options.rounds} rounds alternating ${targetNames.join(', ')}, each on a fresh store, ${options.warmup} s warm-up, ${options.duration} s a measurement; medians of the rounds. ${pinning ? 'Server pinned to core 0 and load generator to core 1 (taskset).' : 'No pinning (one core, or no taskset).'}
+Baseline: \`bench/baseline-server.mjs\`, bare \`node:http\` that parses the JSON and compares the token to a constant, with no validation and no storage.${
+  floor.length > 0
+    ? `\nDurable floor: the same server that also commits every plant to SQLite before answering (WAL, synchronous=FULL, the service's group commit), with no validation, logging or metrics: the most a durable write can do on this machine. Its column shows what the same goal would give it.`
+    : ''
+}
 Service: \`bin/plantstore serve\` with ${values.env.length > 0 ? `its defaults but ${values.env.join(', ')}` : 'its defaults (log level info)'}, logs written to /dev/null, ${store === 'sqlite' ? 'SQLite in WAL mode with synchronous=FULL' : 'PostgreSQL, one process'}, group commit.
 Disk: a 4 KiB write and fsync in ${tmpdir()} takes ${fsyncMs.toFixed(3)} ms (median of ${fsyncSamples}); every durable commit waits for at least one, so no answer to a lone request can be faster than this.
 
 | server | connections | req/s | p50 ms | p99 ms | errors | non-2xx | peak RSS MiB |
 |---|---|---|---|---|---|---|---|
-${row('baseline', baseline, 'many')}
-${row('service', service, 'many')}
-${row('baseline', baseline, 'lone')}
-${row('service', service, 'lone')}
+${rows('many')}
+${rows('lone')}
 
-| target | goal | measured | |
-|---|---|---|---|
+| target | goal | service | | durable floor |
+|---|---|---|---|---|
 ${targets.join('\n')}
 `;
 
