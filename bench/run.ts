@@ -17,7 +17,7 @@ const HELP = `Usage: npm run bench -- [options]
   --connections N           connections of the loaded scenario (default 64)
   --duration S              seconds of each measurement (default 10)
   --warmup S                seconds of load before each measurement (default 2)
-  --rounds N                rounds, alternating service and baseline (default 3)
+  --rounds N                rounds, each measuring every server in a rotating order (default 3)
   --preload N               also measure a store already holding N plants
   --postgres-url URL        the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/test)
   --env NAME=VALUE          a setting for the service (repeatable), e.g. --env LOG_LEVEL=warn to
