@@ -4,17 +4,19 @@
 // validation and no logging.
 //
 // `baseline-server.mjs PORT`: the baseline, which stores nothing.
-// `baseline-server.mjs PORT FILE`: the durable floor, which also stores every
-// plant in the SQLite file FILE before answering, with the same durable group
-// commit as the service (WAL, synchronous=FULL, one transaction and one fsync
-// for the creates read in one turn of the event loop). No durable service can
-// be faster on the machine, so the floor shows how much of the gap to the
-// baseline is the disk's and how much the service's.
+// `baseline-server.mjs PORT sqlite:FILE` or `... PORT postgres://...`: the
+// durable floor, which also stores every plant before answering, with the
+// same durable group commit as the service: on SQLite, WAL with
+// synchronous=FULL and one transaction (one fsync) for the creates read in
+// one turn of the event loop; on PostgreSQL, one multi-row INSERT a batch,
+// several batches in flight. No durable service can be faster on the
+// machine, so the floor shows how much of the gap to the baseline is the
+// store's and how much the service's.
 import { createServer } from 'node:http';
 
-const [port = '8090', durableFile] = process.argv.slice(2);
+const [port = '8090', databaseUrl] = process.argv.slice(2);
 const expected = `Bearer ${process.env.BASELINE_TOKEN ?? 'ps_baseline'}`;
-const store = durableFile === undefined ? undefined : await groupCommit(durableFile);
+const store = databaseUrl === undefined ? undefined : groupCommit(await openWriter(databaseUrl));
 
 createServer((request, response) => {
   const chunks = [];
@@ -33,27 +35,64 @@ createServer((request, response) => {
   });
 }).listen(Number(port), '127.0.0.1', () => console.log(`${store === undefined ? 'baseline' : 'durable floor'} listening on ${port}`));
 
-/** `store(plant, answer)`: `answer` is called once the plant's transaction is on disk. */
-async function groupCommit(file) {
-  const { default: Database } = await import('better-sqlite3');
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.pragma('cache_size = -2048');
-  db.exec('CREATE TABLE IF NOT EXISTS plants (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tag TEXT, created_at INTEGER NOT NULL) STRICT');
-  const insert = db.prepare('INSERT INTO plants (id, name, tag, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING');
-  const write = db.transaction((batch) => {
-    const now = Date.now();
-    for (const { plant } of batch) insert.run(BigInt(plant.id), plant.name, plant.tag ?? null, now);
-  });
+/** A writer of batches: `commit(plants)` resolves once they are durable; `concurrency` batches at once. */
+async function openWriter(url) {
+  if (url.startsWith('sqlite:')) {
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(url.slice('sqlite:'.length));
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('cache_size = -2048');
+    db.exec('CREATE TABLE IF NOT EXISTS plants (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tag TEXT, created_at INTEGER NOT NULL) STRICT');
+    const insert = db.prepare('INSERT INTO plants (id, name, tag, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING');
+    const write = db.transaction((plants) => {
+      const now = Date.now();
+      for (const plant of plants) insert.run(BigInt(plant.id), plant.name, plant.tag ?? null, now);
+    });
+    return { concurrency: 1, commit: async (plants) => write.immediate(plants) };
+  }
+  const { default: pg } = await import('pg');
+  // The service's default pool, and as many batches in flight as it allows.
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  await pool.query('CREATE TABLE IF NOT EXISTS plants (id BIGINT PRIMARY KEY, name TEXT NOT NULL, tag TEXT, created_at TIMESTAMPTZ NOT NULL DEFAULT now())');
+  const insert = {
+    name: 'floor-insert-plants',
+    text: 'INSERT INTO plants (id, name, tag) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) ON CONFLICT (id) DO NOTHING',
+  };
+  return {
+    concurrency: 9,
+    commit: (plants) =>
+      pool.query({ ...insert, values: [plants.map((plant) => String(plant.id)), plants.map((plant) => plant.name), plants.map((plant) => plant.tag ?? null)] }),
+  };
+}
+
+/**
+ * Group commit: creates queue while `concurrency` batches are in flight, and
+ * the queue is committed in the turn of the event loop after they arrived.
+ * `store(plant, answer)` calls `answer` once the plant's batch is durable.
+ */
+function groupCommit({ concurrency, commit }) {
   let queue = [];
-  const flush = () => {
+  let inFlight = 0;
+  let scheduled = false;
+  const schedule = () => {
+    if (scheduled || inFlight >= concurrency || queue.length === 0) return;
+    scheduled = true;
+    setImmediate(flush);
+  };
+  const flush = async () => {
+    scheduled = false;
     const batch = queue;
     queue = [];
-    write.immediate(batch);
+    inFlight += 1;
+    schedule();
+    await commit(batch.map(({ plant }) => plant));
+    inFlight -= 1;
     for (const { answer } of batch) answer();
+    schedule();
   };
   return (plant, answer) => {
-    if (queue.push({ plant, answer }) === 1) setImmediate(flush);
+    queue.push({ plant, answer });
+    schedule();
   };
 }

@@ -1,6 +1,6 @@
 // npm run bench: the service against a bare node:http baseline on the same
 // machine, with the same load. `npm run bench -- --help` for the options.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -114,18 +114,18 @@ async function measureBaseline(): Promise<Measured> {
   return measureBare();
 }
 
-/** The durable floor: the baseline that also commits every plant to a fresh SQLite file (see baseline-server.mjs). */
+/** The durable floor: the baseline that also commits every plant to a fresh store (see baseline-server.mjs). */
 async function measureFloor(): Promise<Measured> {
-  const dir = mkdtempSync(join(tmpdir(), 'plantstore-bench-floor-'));
+  const bench = await freshStore(store, values['postgres-url']);
   try {
-    return await measureBare(join(dir, 'floor.db'));
+    return await measureBare(bench.url);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    await bench.cleanup();
   }
 }
 
-async function measureBare(durableFile?: string): Promise<Measured> {
-  const server = await startBaseline('ps_baseline', serverCpu, durableFile);
+async function measureBare(databaseUrl?: string): Promise<Measured> {
+  const server = await startBaseline('ps_baseline', serverCpu, databaseUrl);
   try {
     return await measure(server, 'ps_baseline');
   } finally {
@@ -160,8 +160,7 @@ function medianOf(runs: Measured[], pick: (run: Measured) => number): number {
   return median(runs.map(pick));
 }
 
-// The durable floor is SQLite's: it is measured with the embedded store, the one whose goal it bounds.
-const targetNames = store === 'sqlite' ? (['service', 'baseline', 'floor'] as const) : (['service', 'baseline'] as const);
+const targetNames = ['service', 'baseline', 'floor'] as const;
 type Target = (typeof targetNames)[number];
 const measurers: Record<Target, () => Promise<Measured>> = { service: measureService, baseline: measureBaseline, floor: measureFloor };
 const measured: Record<Target, Measured[]> = { service: [], baseline: [], floor: [] };
@@ -180,7 +179,7 @@ const fsyncMs = median(fsyncTimesMs(fsyncSamples));
 
 // The report.
 const rows = (scenario: 'many' | 'lone') =>
-  [row('baseline', baseline, scenario), ...(floor.length > 0 ? [row('durable floor', floor, scenario)] : []), row('service', service, scenario)].join('\n');
+  [row('baseline', baseline, scenario), row('durable floor', floor, scenario), row('service', service, scenario)].join('\n');
 const row = (name: string, runs: Measured[], scenario: 'many' | 'lone') => {
   const pick = (field: keyof LoadResult) => medianOf(runs, (run) => run[scenario][field]);
   const sum = (field: keyof LoadResult) => runs.reduce((total, run) => total + run[scenario][field], 0);
@@ -216,10 +215,10 @@ const goals: { name: string; goal: string; figure: (f: Figures) => number; show:
 ];
 const verdict = (met: boolean) => (met ? 'met' : 'not met');
 const serviceFigures = figures(service);
-const floorFigures = floor.length > 0 ? figures(floor) : undefined;
+const floorFigures = figures(floor);
 const targets = goals.map(({ name, goal, figure, show, met }) => {
   const value = figure(serviceFigures);
-  const floorValue = floorFigures === undefined ? '—' : `${show(figure(floorFigures))} (${verdict(met(figure(floorFigures)))})`;
+  const floorValue = `${show(figure(floorFigures))} (${verdict(met(figure(floorFigures)))})`;
   return `| ${name} | ${goal} | ${show(value)} | ${verdict(met(value))} | ${floorValue} |`;
 });
 if (preloadResult !== undefined) {
@@ -236,11 +235,8 @@ const report = `# Benchmark: ${store}, ${date}${smoke ? ' (smoke run: figures me
 Command: \`${command}\`
 Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.version}.
 Load: ${loadGenerator.name}, \`POST /plants\` with a unique id and a valid token on every request; ${options.rounds} rounds alternating ${targetNames.join(', ')}, each on a fresh store, ${options.warmup} s warm-up, ${options.duration} s a measurement; medians of the rounds. ${pinning ? 'Server pinned to core 0 and load generator to core 1 (taskset).' : 'No pinning (one core, or no taskset).'}
-Baseline: \`bench/baseline-server.mjs\`, bare \`node:http\` that parses the JSON and compares the token to a constant, with no validation and no storage.${
-  floor.length > 0
-    ? `\nDurable floor: the same server that also commits every plant to SQLite before answering (WAL, synchronous=FULL, the service's group commit), with no validation, logging or metrics: the most a durable write can do on this machine. Its column shows what the same goal would give it.`
-    : ''
-}
+Baseline: \`bench/baseline-server.mjs\`, bare \`node:http\` that parses the JSON and compares the token to a constant, with no validation and no storage.
+Durable floor: the same server that also stores every plant before answering, with the service's group commit (${store === 'sqlite' ? 'SQLite in WAL mode with synchronous=FULL' : 'PostgreSQL, one multi-row INSERT a batch, up to 9 batches in flight'}), and no validation, logging or metrics: the most a durable write can do on this machine. Its column shows what the same goal would give it.
 Service: \`bin/plantstore serve\` with ${values.env.length > 0 ? `its defaults but ${values.env.join(', ')}` : 'its defaults (log level info)'}, logs written to /dev/null, ${store === 'sqlite' ? 'SQLite in WAL mode with synchronous=FULL' : 'PostgreSQL, one process'}, group commit.
 Disk: a 4 KiB write and fsync in ${tmpdir()} takes ${fsyncMs.toFixed(3)} ms (median of ${fsyncSamples}); every durable commit waits for at least one, so no answer to a lone request can be faster than this.
 

@@ -19,10 +19,10 @@ export async function startService(env: Record<string, string>, cpu: number | un
   return start((port) => [`${ROOT}/bin/plantstore`, 'serve', '--port', String(port)], env, cpu);
 }
 
-/** The bare baseline; with `durableFile`, the durable floor, which stores every plant in that SQLite file. */
-export async function startBaseline(token: string, cpu: number | undefined, durableFile?: string): Promise<RunningServer> {
-  const file = durableFile === undefined ? [] : [durableFile];
-  return start((port) => [process.execPath, `${ROOT}/bench/baseline-server.mjs`, String(port), ...file], { BASELINE_TOKEN: token }, cpu);
+/** The bare baseline; with `databaseUrl` (sqlite: or postgres:), the durable floor, which stores every plant there. */
+export async function startBaseline(token: string, cpu: number | undefined, databaseUrl?: string): Promise<RunningServer> {
+  const database = databaseUrl === undefined ? [] : [databaseUrl];
+  return start((port) => [process.execPath, `${ROOT}/bench/baseline-server.mjs`, String(port), ...database], { BASELINE_TOKEN: token }, cpu);
 }
 
 async function start(commandFor: (port: number) => string[], env: Record<string, string>, cpu: number | undefined): Promise<RunningServer> {
