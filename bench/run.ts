@@ -110,21 +110,18 @@ async function measureService(): Promise<Measured> {
   }
 }
 
-async function measureBaseline(): Promise<Measured> {
-  return measureBare();
-}
-
 /** The durable floor: the baseline that also commits every plant to a fresh store (see baseline-server.mjs). */
 async function measureFloor(): Promise<Measured> {
   const bench = await freshStore(store, values['postgres-url']);
   try {
-    return await measureBare(bench.url);
+    return await measureBaseline(bench.url);
   } finally {
     await bench.cleanup();
   }
 }
 
-async function measureBare(databaseUrl?: string): Promise<Measured> {
+/** The baseline; with `databaseUrl`, the durable floor on that store. */
+async function measureBaseline(databaseUrl?: string): Promise<Measured> {
   const server = await startBaseline('ps_baseline', serverCpu, databaseUrl);
   try {
     return await measure(server, 'ps_baseline');
@@ -162,7 +159,7 @@ function medianOf(runs: Measured[], pick: (run: Measured) => number): number {
 
 const targetNames = ['service', 'baseline', 'floor'] as const;
 type Target = (typeof targetNames)[number];
-const measurers: Record<Target, () => Promise<Measured>> = { service: measureService, baseline: measureBaseline, floor: measureFloor };
+const measurers: Record<Target, () => Promise<Measured>> = { service: measureService, baseline: () => measureBaseline(), floor: measureFloor };
 const measured: Record<Target, Measured[]> = { service: [], baseline: [], floor: [] };
 for (let round = 1; round <= options.rounds; round++) {
   // Each round starts with the next server, so that none is always measured first.
@@ -234,7 +231,7 @@ const report = `# Benchmark: ${store}, ${date}${smoke ? ' (smoke run: figures me
 
 Command: \`${command}\`
 Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.version}.
-Load: ${loadGenerator.name}, \`POST /plants\` with a unique id and a valid token on every request; ${options.rounds} rounds alternating ${targetNames.join(', ')}, each on a fresh store, ${options.warmup} s warm-up, ${options.duration} s a measurement; medians of the rounds. ${pinning ? 'Server pinned to core 0 and load generator to core 1 (taskset).' : 'No pinning (one core, or no taskset).'}
+Load: ${loadGenerator.name}, \`POST /plants\` with a unique id and a valid token on every request; ${options.rounds} rounds, each measuring ${targetNames.join(', ')} in a rotating order, each on a fresh store, ${options.warmup} s warm-up, ${options.duration} s a measurement; medians of the rounds. ${pinning ? 'Server pinned to core 0 and load generator to core 1 (taskset).' : 'No pinning (one core, or no taskset).'}
 Baseline: \`bench/baseline-server.mjs\`, bare \`node:http\` that parses the JSON and compares the token to a constant, with no validation and no storage.
 Durable floor: the same server that also stores every plant before answering, with the service's group commit (${store === 'sqlite' ? 'SQLite in WAL mode with synchronous=FULL' : 'PostgreSQL, one multi-row INSERT a batch, up to 9 batches in flight'}), and no validation, logging or metrics: the most a durable write can do on this machine. Its column shows what the same goal would give it.
 Service: \`bin/plantstore serve\` with ${values.env.length > 0 ? `its defaults but ${values.env.join(', ')}` : 'its defaults (log level info)'}, logs written to /dev/null, ${store === 'sqlite' ? 'SQLite in WAL mode with synchronous=FULL' : 'PostgreSQL, one process'}, group commit.
