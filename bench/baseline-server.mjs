@@ -5,7 +5,8 @@
 //
 // `baseline-server.mjs PORT`: the baseline, which stores nothing.
 // `baseline-server.mjs PORT sqlite:FILE` or `... PORT postgres://...`: the
-// durable floor, which also stores every plant before answering, with the
+// durable floor, which also stores every plant before answering, in a store
+// made by the service's own migrations (the benchmark's fresh store), with the
 // same durable group commit as the service: on SQLite, WAL with
 // synchronous=FULL and one transaction (one fsync) for the creates read in
 // one turn of the event loop; on PostgreSQL, one multi-row INSERT a batch,
@@ -45,7 +46,6 @@ async function openWriter(url) {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('cache_size = -2048');
-    db.exec('CREATE TABLE IF NOT EXISTS plants (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tag TEXT, created_at INTEGER NOT NULL) STRICT');
     const insert = db.prepare('INSERT INTO plants (id, name, tag, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING');
     const write = db.transaction((plants) => {
       const now = Date.now();
@@ -56,7 +56,6 @@ async function openWriter(url) {
   const { default: pg } = await import('pg');
   // The service's default pool, and as many batches in flight as it allows.
   const pool = new pg.Pool({ connectionString: url, max: 10 });
-  await pool.query('CREATE TABLE IF NOT EXISTS plants (id BIGINT PRIMARY KEY, name TEXT NOT NULL, tag TEXT, created_at TIMESTAMPTZ NOT NULL DEFAULT now())');
   const insert = {
     name: 'floor-insert-plants',
     text: 'INSERT INTO plants (id, name, tag) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) ON CONFLICT (id) DO NOTHING',
@@ -87,7 +86,6 @@ function groupCommit({ concurrency, commit }) {
     const batch = queue;
     queue = [];
     inFlight += 1;
-    schedule();
     await commit(batch.map(({ plant }) => plant));
     inFlight -= 1;
     for (const { answer } of batch) answer();

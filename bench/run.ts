@@ -101,23 +101,23 @@ async function withService<T>(bench: BenchStore, work: (server: RunningServer) =
   }
 }
 
-async function measureService(): Promise<Measured> {
+/** Runs `work` on a new, empty store of the kind measured, and removes the store. */
+async function withFreshStore<T>(work: (bench: BenchStore) => Promise<T>): Promise<T> {
   const bench = await freshStore(store, values['postgres-url']);
   try {
-    return await withService(bench, (server) => measure(server, bench.token));
+    return await work(bench);
   } finally {
     await bench.cleanup();
   }
 }
 
+function measureService(): Promise<Measured> {
+  return withFreshStore((bench) => withService(bench, (server) => measure(server, bench.token)));
+}
+
 /** The durable floor: the baseline that also commits every plant to a fresh store (see baseline-server.mjs). */
-async function measureFloor(): Promise<Measured> {
-  const bench = await freshStore(store, values['postgres-url']);
-  try {
-    return await measureBaseline(bench.url);
-  } finally {
-    await bench.cleanup();
-  }
+function measureFloor(): Promise<Measured> {
+  return withFreshStore((bench) => measureBaseline(bench.url));
 }
 
 /** The baseline; with `databaseUrl`, the durable floor on that store. */
@@ -131,9 +131,8 @@ async function measureBaseline(databaseUrl?: string): Promise<Measured> {
 }
 
 /** Throughput at the loaded scenario on a store that already holds `count` plants, one round each way. */
-async function measurePreloaded(count: number): Promise<number> {
-  const bench = await freshStore(store, values['postgres-url']);
-  try {
+function measurePreloaded(count: number): Promise<number> {
+  return withFreshStore(async (bench) => {
     const progress = new Progress(process.stderr, 'preload', BigInt(count));
     await preload(bench.url, count, (done) => progress.update(BigInt(done), done === count));
     const preloaded: number[] = [];
@@ -142,9 +141,7 @@ async function measurePreloaded(count: number): Promise<number> {
       preloaded.push(result.requestsPerSecond);
     }
     return median(preloaded);
-  } finally {
-    await bench.cleanup();
-  }
+  });
 }
 
 function median(values: number[]): number {
