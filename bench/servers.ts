@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -10,6 +10,11 @@ export interface RunningServer {
   url: string;
   /** Peak resident memory since the process started (VmHWM), in MiB. */
   peakRssMiB(): number;
+  /**
+   * CPU time used so far (user + system) by the server's processes and all their threads, in
+   * seconds, from /proc: the process's own and that of its live child processes (workers).
+   */
+  cpuSeconds(): number;
   stop(): Promise<void>;
 }
 
@@ -39,6 +44,7 @@ async function start(commandFor: (port: number) => string[], env: Record<string,
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
       return Number(/^VmHWM:\s+(\d+) kB/m.exec(status)![1]) / 1024;
     },
+    cpuSeconds: () => treeCpuSeconds(child.pid!),
     stop: async () => {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
@@ -69,4 +75,35 @@ function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** Clock ticks a second of /proc's times (USER_HZ): 100 on every Linux that Node.js runs on. */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * utime + stime of a process (its line in /proc/PID/stat already adds up all its threads), plus
+ * cutime + cstime (children that exited and were waited for), plus the same for each live child.
+ */
+function treeCpuSeconds(pid: number): number {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return 0; // gone since it was listed
+  }
+  // The command name, in parentheses, may hold spaces: the fields are counted after its closing one.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 14 to 17 of proc(5) (utime, stime, cutime, cstime) are 11 to 14 here, from field 3 on.
+  const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+  return ticks / TICKS_PER_SECOND + childPids(pid).reduce((sum, child) => sum + treeCpuSeconds(child), 0);
+}
+
+function childPids(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+      readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+    );
+  } catch {
+    return [];
+  }
 }

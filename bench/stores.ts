@@ -7,6 +7,7 @@ import { parseDatabaseUrl } from '../src/config.js';
 import type { NewPlant } from '../src/plants/plant.js';
 import { openStore } from '../src/store/open-store.js';
 import { issueToken } from '../src/tokens/issue-token.js';
+import { addSubscription } from '../src/webhooks/subscriptions.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -56,6 +57,17 @@ export async function preload(url: string, count: number, report: (done: number)
       await store.createPlants(plants);
       report(Math.min(start + batch - 1, count));
     }
+  } finally {
+    await store.close();
+  }
+}
+
+/** Subscribes `receiverUrl` to the plants created in the store at `url`, as `plantstore webhook add` does. */
+export async function subscribe(url: string, receiverUrl: string): Promise<void> {
+  const store = await openStore({ database: parseDatabaseUrl(url, 'bench'), databasePoolSize: 2 });
+  try {
+    const added = await addSubscription(store.webhooks, receiverUrl, 'bench');
+    if (!added.added) throw new Error(added.problem);
   } finally {
     await store.close();
   }

@@ -1,3 +1,4 @@
+import type { Registry } from 'prom-client';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { ServeConfig } from './config.js';
 import { ServiceError } from './errors.js';
@@ -6,6 +7,7 @@ import { AuthFailureLimiter } from './http/auth-failure-limiter.js';
 import { clientErrorHandler } from './http/client-error-handler.js';
 import { onRequestCompleted } from './http/request-completed.js';
 import { requestId } from './http/request-id.js';
+import { requestLogger } from './http/request-logger.js';
 import { metricsRoutes } from './http/routes/metrics-routes.js';
 import { Metrics } from './metrics.js';
 import { SECURITY_HEADERS } from './http/security-headers.js';
@@ -15,41 +17,57 @@ import { addInt64Keyword } from './http/int64-keyword.js';
 import { plantsRoutes } from './http/routes/plants-routes.js';
 import { GroupCommit } from './plants/group-commit.js';
 import { systemRoutes } from './http/routes/system-routes.js';
+import { docsRoutes } from './http/routes/docs-routes.js';
 import type { Store } from './store/store.js';
-import { TokenVerifier } from './tokens/token-verifier.js';
+import { createTokenVerifier, type TokenSettings } from './tokens/create-token-verifier.js';
+import type { TokenVerifier } from './tokens/token-verifier.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** The app's group commit, for metrics and tests. */
     groupCommit: GroupCommit;
+    /** Set when the process begins to stop: readiness fails from then on, so load balancers send elsewhere. */
+    stopping: boolean;
+    /** The app's bearer token verifier; `serve` starts it before listening. */
+    tokenVerifier: TokenVerifier;
+    /** The registry GET /metrics answers from, for what runs beside the app (the webhook dispatcher). */
+    metricsRegistry: Registry;
   }
 }
 
-export type AppConfig = Pick<
-  ServeConfig,
-  | 'logLevel'
-  | 'bodyLimit'
-  | 'tokenCacheTtlMs'
-  | 'writeBatchMax'
-  | 'writeQueueMax'
-  | 'headersTimeoutMs'
-  | 'requestTimeoutMs'
-  | 'maxConnections'
-  | 'authFailureLimit'
-  | 'authFailureWindowMs'
-  | 'metricsToken'
->;
+export type AppConfig = TokenSettings &
+  Pick<
+    ServeConfig,
+    | 'logLevel'
+    | 'bodyLimit'
+    | 'writeBatchMax'
+    | 'writeQueueMax'
+    | 'headersTimeoutMs'
+    | 'requestTimeoutMs'
+    | 'maxConnections'
+    | 'authFailureLimit'
+    | 'authFailureWindowMs'
+    | 'metricsToken'
+    | 'trustProxy'
+    | 'docs'
+  >;
+
+/** How often node:http looks for requests past their timeouts: a 408 comes up to this long after its deadline. */
+export const CONNECTIONS_CHECK_INTERVAL_MS = 1000;
 
 /**
  * Builds the HTTP application on a store. It never listens: the serve
  * command does, and tests inject requests or listen on a port of their own.
- * The store stays the caller's to close.
+ * The store stays the caller's to close. `clock.now` (Date.now by default)
+ * is what token expiry and the token cache are judged by: tests move it.
  */
-export function buildApp(config: AppConfig, store: Store): FastifyInstance {
+export function buildApp(config: AppConfig, store: Store, clock: { now?: () => number } = {}): FastifyInstance {
   const app = Fastify({
     loggerInstance: createLogger(config.logLevel) as FastifyBaseLogger,
     // The access log writes one line per request in place of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    // A request's own logger is made only when the request logs more than its access line.
+    childLoggerFactory: requestLogger,
     bodyLimit: config.bodyLimit,
     ajv: {
       // Validate exactly what was sent: no coercion (`"1"` is not an id), no defaults, nothing removed.
@@ -58,19 +76,26 @@ export function buildApp(config: AppConfig, store: Store): FastifyInstance {
     },
     clientErrorHandler,
     genReqId: requestId,
-    return503OnClosing: true,
+    // The client's address for the failed-authentication limit and the access line: the peer, or
+    // with TRUST_PROXY the nearest address in X-Forwarded-For that no trusted proxy added.
+    trustProxy: config.trustProxy === undefined ? false : [...config.trustProxy],
+    // A request that reaches a stopping server on a connection it already had is served (and
+    // answered with Connection: close), not refused with Fastify's own 503 body, which is not the
+    // contract's Error: the store stays open until every such request is answered.
+    return503OnClosing: false,
     // Slow clients (slowloris) get 408 instead of holding a connection forever; the timeouts are
     // checked every second rather than Node's default of every 30 s.
     http: {
       headersTimeout: config.headersTimeoutMs,
-      connectionsCheckingInterval: 1000,
+      connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
     },
     requestTimeout: config.requestTimeoutMs,
   });
   app.server.maxConnections = config.maxConnections;
 
   const metrics = new Metrics();
-  app.decorateRequest('token', null);
+  app.decorate('metricsRegistry', metrics.registry);
+  app.decorateRequest('caller', null);
   onRequestCompleted(app, metrics);
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(SECURITY_HEADERS);
@@ -102,13 +127,18 @@ export function buildApp(config: AppConfig, store: Store): FastifyInstance {
     },
   });
   app.decorate('groupCommit', writer);
+  app.decorate('stopping', false);
   app.addHook('onClose', () => writer.drain());
 
-  systemRoutes(app, { store });
+  const verifier = createTokenVerifier(config, store, app.log, clock);
+  app.decorate('tokenVerifier', verifier);
+
+  systemRoutes(app, { store, stopping: () => app.stopping });
   metricsRoutes(app, { metrics, metricsToken: config.metricsToken });
+  if (config.docs) docsRoutes(app);
   plantsRoutes(app, {
     writer,
-    verifier: new TokenVerifier(store, { ttlMs: config.tokenCacheTtlMs }),
+    verifier,
     limiter: new AuthFailureLimiter({ limit: config.authFailureLimit, windowMs: config.authFailureWindowMs }),
     metrics,
   });

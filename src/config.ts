@@ -1,4 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
+import { keySetProblem } from './tokens/jwt/key-set-document.js';
+import { keyServerUrlProblem } from './tokens/jwt/key-server-url.js';
 
 /**
  * Settings: every one the service has, read once from the environment and
@@ -23,7 +27,10 @@ export interface ServeConfig {
   readonly writeQueueMax: number;
   /** Processes that serve on the port together (node:cluster); 1 serves in this process. */
   readonly workers: number;
-  /** Time a client has to send its request headers, in milliseconds; then 408 and the connection closes. */
+  /**
+   * Time a client has to send its request headers, in milliseconds; then 408
+   * and the connection closes. Never more than `requestTimeoutMs`.
+   */
   readonly headersTimeoutMs: number;
   /** Time a client has to send its whole request, in milliseconds; then 408 and the connection closes. */
   readonly requestTimeoutMs: number;
@@ -31,12 +38,56 @@ export interface ServeConfig {
   readonly maxConnections: number;
   /** On SIGTERM or SIGINT, how long requests in flight may take before their connections are closed, in ms. */
   readonly shutdownGraceMs: number;
+  /**
+   * On SIGTERM or SIGINT, how long to go on serving while readiness already
+   * fails, before the listener closes, in ms: time for a load balancer to
+   * stop sending here.
+   */
+  readonly shutdownDelayMs: number;
+  /**
+   * The peers whose `X-Forwarded-For` is believed (addresses, CIDRs, and
+   * `loopback`, `linklocal`, `uniquelocal`), or undefined: the client is the
+   * peer itself and `X-Forwarded-For` is ignored.
+   */
+  readonly trustProxy: readonly string[] | undefined;
   /** Failed authentications one address may make in a window before it is answered 429. */
   readonly authFailureLimit: number;
   /** The window of `authFailureLimit`, in milliseconds. */
   readonly authFailureWindowMs: number;
   /** When set, GET /metrics asks for `Authorization: Bearer <this>`. A secret: never printed. */
   readonly metricsToken: string | undefined;
+  /** The identity provider whose JWT access tokens are accepted beside the store's tokens; unset, none are. */
+  readonly jwtIssuer: string | undefined;
+  /** What a JWT's `aud` must hold; required with `jwtIssuer`. */
+  readonly jwtAudience: string | undefined;
+  /** The issuer's key set; unset, its discovery document names it. */
+  readonly jwtJwksUrl: string | undefined;
+  /** A key set in a local file, in place of fetching one (air-gapped installs). */
+  readonly jwtJwksFile: string | undefined;
+  /** The scope a JWT must grant to create plants. */
+  readonly jwtScope: string;
+  /** Leeway for `exp`, `nbf` and `iat` against this machine's clock, in seconds. */
+  readonly jwtClockSkewS: number;
+  /** Least time between two fetches of the key set, failed ones included, in milliseconds. */
+  readonly jwtJwksCooldownMs: number;
+  /** Longest a fetched key set is trusted before it is fetched again, in milliseconds. */
+  readonly jwtJwksMaxAgeMs: number;
+  /** Whether GET /docs serves the interactive API reference. */
+  readonly docs: boolean;
+  /** Longest a webhook delivery attempt may take before it counts as failed, in milliseconds. */
+  readonly webhookTimeoutMs: number;
+  /** The first webhook retry's delay, and the least of any, in milliseconds. */
+  readonly webhookRetryMinMs: number;
+  /** The longest wait between two webhook attempts, in milliseconds. */
+  readonly webhookRetryMaxMs: number;
+  /** How long after its plant's commit a webhook message is retried before it is marked failed, in milliseconds. */
+  readonly webhookRetryForMs: number;
+  /** Webhook attempts in flight at once per subscription, in each process. */
+  readonly webhookConcurrency: number;
+  /** How long delivered and failed webhook messages are kept before they are deleted, in milliseconds. */
+  readonly webhookRetentionMs: number;
+  /** How often each process looks for due webhook messages when nothing wakes it, in milliseconds. */
+  readonly webhookPollMs: number;
 }
 
 export interface StoreConfig {
@@ -150,6 +201,20 @@ export const settings = {
     help: 'on SIGTERM or SIGINT, how long requests in flight may take, in ms',
     parse: (text, source) => parseInteger(text, source, 0, 600_000),
   },
+  shutdownDelayMs: {
+    env: 'SHUTDOWN_DELAY_MS',
+    // 0 for a process run by hand; behind a load balancer, a little more than its readiness poll interval.
+    default: 0, // milliseconds
+    help: 'on SIGTERM or SIGINT, how long to go on serving with readiness failing before closing, in ms',
+    parse: (text, source) => parseInteger(text, source, 0, 600_000),
+  },
+  trustProxy: {
+    env: 'TRUST_PROXY',
+    default: undefined as readonly string[] | undefined,
+    help: 'proxies whose X-Forwarded-For gives the client address: addresses, CIDRs, loopback (off: none)',
+    parse: parseTrustProxy,
+    show: (peers: readonly string[] | undefined) => (peers === undefined ? 'off' : peers.join(',')),
+  },
   authFailureLimit: {
     env: 'AUTH_FAILURE_LIMIT',
     default: 20, // failures per window and address
@@ -172,11 +237,108 @@ export const settings = {
       return text.trim();
     },
   },
+  docs: {
+    env: 'DOCS',
+    default: true,
+    help: 'serve the interactive API reference at GET /docs: on or off',
+    show: (on: boolean) => (on ? 'on' : 'off'),
+    parse: (text, source) => parseOneOf(text, source, ['on', 'off'] as const) === 'on',
+  },
   workers: {
     env: 'WORKERS',
     default: 1, // processes
     help: 'processes serving on the port together',
     parse: (text, source) => parseInteger(text, source, 1, 256),
+  },
+  jwtIssuer: {
+    env: 'JWT_ISSUER',
+    default: undefined as string | undefined,
+    help: "accept JWT access tokens from this OpenID Connect issuer (its exact iss), beside the store's tokens",
+    parse: parseKeyServerUrl,
+  },
+  jwtAudience: {
+    env: 'JWT_AUDIENCE',
+    default: undefined as string | undefined,
+    help: "what a JWT's aud must hold (required with JWT_ISSUER)",
+    parse: (text, source) => parseWord(text, source, 'an audience'),
+  },
+  jwtJwksUrl: {
+    env: 'JWT_JWKS_URL',
+    default: undefined as string | undefined,
+    help: "the issuer's key set (JWKS); unset, taken from <JWT_ISSUER>/.well-known/openid-configuration",
+    parse: parseKeyServerUrl,
+  },
+  jwtJwksFile: {
+    env: 'JWT_JWKS_FILE',
+    default: undefined as string | undefined,
+    help: 'a key set (JWKS) in a local file, in place of fetching one',
+    parse: parseKeySetFile,
+  },
+  jwtScope: {
+    env: 'JWT_SCOPE',
+    default: 'plants:write',
+    help: 'the scope a JWT must grant (in scope or scp) to create plants',
+    parse: (text, source) => parseWord(text, source, 'one scope'),
+  },
+  jwtClockSkewS: {
+    env: 'JWT_CLOCK_SKEW_S',
+    default: 30, // seconds
+    help: "leeway for a JWT's exp, nbf and iat against this clock, in seconds",
+    parse: (text, source) => parseInteger(text, source, 0, 600),
+  },
+  jwtJwksCooldownMs: {
+    env: 'JWT_JWKS_COOLDOWN_MS',
+    default: 30_000, // milliseconds
+    help: 'least time between two fetches of the key set, failed ones included, in ms',
+    parse: (text, source) => parseInteger(text, source, 100, 3_600_000),
+  },
+  jwtJwksMaxAgeMs: {
+    env: 'JWT_JWKS_MAX_AGE_MS',
+    default: 600_000, // milliseconds
+    help: 'a key removed from the key set stops being accepted within this, in ms',
+    parse: (text, source) => parseInteger(text, source, 100, 86_400_000),
+  },
+  webhookTimeoutMs: {
+    env: 'WEBHOOK_TIMEOUT_MS',
+    default: 10_000, // milliseconds
+    help: 'longest a webhook delivery attempt may take before it is retried, in ms',
+    parse: (text, source) => parseInteger(text, source, 10, 600_000),
+  },
+  webhookRetryMinMs: {
+    env: 'WEBHOOK_RETRY_MIN_MS',
+    default: 1000, // milliseconds
+    help: 'the first webhook retry delay, and the least of any, in ms',
+    parse: (text, source) => parseInteger(text, source, 1, 86_400_000),
+  },
+  webhookRetryMaxMs: {
+    env: 'WEBHOOK_RETRY_MAX_MS',
+    default: 3_600_000, // milliseconds
+    help: 'the longest wait between two webhook attempts, in ms (at least WEBHOOK_RETRY_MIN_MS)',
+    parse: (text, source) => parseInteger(text, source, 1, 86_400_000),
+  },
+  webhookRetryForMs: {
+    env: 'WEBHOOK_RETRY_FOR_MS',
+    default: 3 * 24 * 3_600_000, // milliseconds: 3 days
+    help: "how long after its plant's commit a webhook message is retried before it is marked failed, in ms",
+    parse: (text, source) => parseInteger(text, source, 0, 90 * 86_400_000),
+  },
+  webhookConcurrency: {
+    env: 'WEBHOOK_CONCURRENCY',
+    default: 4, // attempts per subscription and process
+    help: 'webhook attempts in flight at once per subscription, in each process',
+    parse: (text, source) => parseInteger(text, source, 1, 1000),
+  },
+  webhookRetentionMs: {
+    env: 'WEBHOOK_RETENTION_MS',
+    default: 7 * 24 * 3_600_000, // milliseconds: 7 days
+    help: 'how long delivered and failed webhook messages are kept, in ms',
+    parse: (text, source) => parseInteger(text, source, 0, 365 * 86_400_000),
+  },
+  webhookPollMs: {
+    env: 'WEBHOOK_POLL_MS',
+    default: 1000, // milliseconds
+    help: 'how often each process looks for due webhook messages written elsewhere or retries that came due, in ms',
+    parse: (text, source) => parseInteger(text, source, 10, 600_000),
   },
 } satisfies Record<keyof ServeConfig, Setting<unknown>>;
 
@@ -190,12 +352,43 @@ export interface Sources {
 }
 
 export function loadServeConfig(sources: Sources): ServeConfig {
-  return loadSettings(SERVE_SETTINGS, sources);
+  const config = loadSettings(SERVE_SETTINGS, sources);
+  checkJwtSettings(config, sources);
+  if (config.webhookRetryMaxMs < config.webhookRetryMinMs) {
+    throw new ConfigError(`WEBHOOK_RETRY_MAX_MS must be at least WEBHOOK_RETRY_MIN_MS (${config.webhookRetryMinMs}), got ${config.webhookRetryMaxMs}`);
+  }
+  // The whole request includes its headers, so its deadline bounds theirs too. Node's HTTP server
+  // applies neither as set when headersTimeout > requestTimeout (REQUEST_TIMEOUT_MS=700 with the
+  // default 10000 cut a slow body off after 11 s), so the smaller one is the headers' deadline.
+  return Object.freeze({ ...config, headersTimeoutMs: Math.min(config.headersTimeoutMs, config.requestTimeoutMs) });
 }
 
 export function loadStoreConfig(sources: Sources): StoreConfig {
   return loadSettings(STORE_SETTINGS, sources);
 }
+
+/** The settings of JWT access tokens; each but JWT_ISSUER means something only with it. */
+export const JWT_SETTINGS = [
+  'jwtIssuer',
+  'jwtAudience',
+  'jwtJwksUrl',
+  'jwtJwksFile',
+  'jwtScope',
+  'jwtClockSkewS',
+  'jwtJwksCooldownMs',
+  'jwtJwksMaxAgeMs',
+] as const satisfies readonly (keyof ServeConfig)[];
+
+/** The settings of webhook delivery. */
+export const WEBHOOK_SETTINGS = [
+  'webhookTimeoutMs',
+  'webhookRetryMinMs',
+  'webhookRetryMaxMs',
+  'webhookRetryForMs',
+  'webhookConcurrency',
+  'webhookRetentionMs',
+  'webhookPollMs',
+] as const satisfies readonly (keyof ServeConfig)[];
 
 export const SERVE_SETTINGS = [
   'host',
@@ -212,12 +405,42 @@ export const SERVE_SETTINGS = [
   'requestTimeoutMs',
   'maxConnections',
   'shutdownGraceMs',
+  'shutdownDelayMs',
+  'trustProxy',
   'authFailureLimit',
   'authFailureWindowMs',
   'metricsToken',
+  ...JWT_SETTINGS,
+  ...WEBHOOK_SETTINGS,
+  'docs',
 ] as const satisfies readonly (keyof ServeConfig)[];
 
 export const STORE_SETTINGS = ['database', 'databasePoolSize'] as const satisfies readonly (keyof StoreConfig)[];
+
+/** Whether a setting was given at all, by its flag or a non-empty variable. */
+function isGiven(setting: { env: string }, { env, flags }: Sources): boolean {
+  return flags[flagOf(setting)] !== undefined || (env[setting.env] ?? '') !== '';
+}
+
+/** The rules between the JWT settings, each broken one a line that names a setting. */
+function checkJwtSettings(config: ServeConfig, sources: Sources): void {
+  if (config.jwtIssuer === undefined) {
+    const stray = JWT_SETTINGS.find((name) => isGiven(settings[name], sources));
+    if (stray !== undefined) throw new ConfigError(`${settings[stray].env} is set but JWT_ISSUER is not; set JWT_ISSUER to accept JWTs, or unset ${settings[stray].env}`);
+    return;
+  }
+  if (config.jwtAudience === undefined) {
+    // A token made for another API must never be accepted here (RFC 9068, section 4).
+    throw new ConfigError('JWT_AUDIENCE is required with JWT_ISSUER: the audience the identity provider puts in tokens for this service');
+  }
+  if (config.jwtJwksUrl !== undefined && config.jwtJwksFile !== undefined) {
+    throw new ConfigError("JWT_JWKS_FILE and JWT_JWKS_URL exclude each other: set one, or neither to use the issuer's discovery document");
+  }
+  if (config.jwtJwksMaxAgeMs < config.jwtJwksCooldownMs) {
+    // A refresh at the max age could otherwise be held back by the cooldown, and a removed key kept longer.
+    throw new ConfigError(`JWT_JWKS_MAX_AGE_MS must be at least JWT_JWKS_COOLDOWN_MS (${config.jwtJwksCooldownMs}), got ${config.jwtJwksMaxAgeMs}`);
+  }
+}
 
 /** A setting's command-line flag, without its dashes. */
 export function flagOf(setting: { env: string }): string {
@@ -248,10 +471,15 @@ export function describeSettings(names: readonly SettingName[]): string {
   return names
     .map((name) => {
       const setting: Setting<unknown> = settings[name];
-      const shown = setting.default === undefined ? 'none' : showValue(setting, setting.default);
-      return `  --${flagOf(setting).padEnd(20)} ${setting.env.padEnd(20)} ${setting.help} (default: ${shown})`;
+      return `  --${flagOf(setting).padEnd(20)} ${setting.env.padEnd(20)} ${setting.help} (default: ${shownDefault(name)})`;
     })
     .join('\n');
+}
+
+/** A setting's default as `--help` and docs/configuration.md show it. */
+export function shownDefault(name: SettingName): string {
+  const setting: Setting<unknown> = settings[name];
+  return setting.default === undefined ? 'none' : showValue(setting, setting.default);
 }
 
 function parseInteger(text: string, source: string, min: number, max: number): number {
@@ -269,12 +497,64 @@ function parseOneOf<T extends string>(text: string, source: string, allowed: rea
   return value as T;
 }
 
+/** The names proxy-addr (Fastify's `trustProxy`) knows for address ranges. */
+const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** `off`, or a comma-separated list of addresses, CIDRs and range names. */
+function parseTrustProxy(text: string, source: string): readonly string[] | undefined {
+  if (text.trim().toLowerCase() === 'off') return undefined;
+  const peers = text.split(',').map((peer) => peer.trim());
+  for (const peer of peers) {
+    const [address = '', bits, ...rest] = peer.split('/');
+    const family = isIP(address);
+    const maxBits = family === 6 ? 128 : 32;
+    const valid =
+      PROXY_RANGES.includes(peer) ||
+      (family !== 0 && rest.length === 0 && (bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= maxBits)));
+    if (!valid) {
+      throw new ConfigError(
+        `${source} must be off or a comma-separated list of addresses, CIDRs and ${PROXY_RANGES.join(', ')}, got ${JSON.stringify(peer)}`,
+      );
+    }
+  }
+  return Object.freeze(peers);
+}
+
 function parseHost(text: string, source: string): string {
   const host = text.trim();
   if (host === '' || /[\s/]/.test(host)) {
     throw new ConfigError(`${source} must be a host name or IP address, got ${JSON.stringify(text)}`);
   }
   return host;
+}
+
+/** One word without spaces: an audience, a scope. */
+function parseWord(text: string, source: string, what: string): string {
+  const word = text.trim();
+  if (word === '' || /\s/.test(word)) throw new ConfigError(`${source} must be ${what} without spaces, got ${JSON.stringify(text)}`);
+  return word;
+}
+
+/** The URL of an issuer or key set, kept as written: an issuer is compared with a token's `iss` exactly. */
+function parseKeyServerUrl(text: string, source: string): string {
+  const url = text.trim();
+  const problem = keyServerUrlProblem(url);
+  if (problem !== undefined) throw new ConfigError(`${source} must be ${problem}, got ${JSON.stringify(text)}`);
+  return url;
+}
+
+/** A readable JSON Web Key Set of public keys; the file is read again when the keys must be refreshed. */
+function parseKeySetFile(text: string, source: string): string {
+  const path = resolve(text.trim());
+  let document: unknown;
+  try {
+    document = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`${source} must be a readable JSON file: ${(error as Error).message.split('\n')[0]}`);
+  }
+  const problem = keySetProblem(document);
+  if (problem !== undefined) throw new ConfigError(`${source} must hold a JSON Web Key Set: ${problem}`);
+  return path;
 }
 
 /**

@@ -9,8 +9,9 @@ import type { components } from './http/generated/openapi.js';
  * that always go with an error (the RFC 6750 bearer challenge, Retry-After)
  * sit in the entry too, so that no route has to remember them.
  *
- * A test keeps this catalogue, the OpenAPI document and the README's error
- * table in step: add an entry here and both must mention it.
+ * A test keeps this catalogue, the OpenAPI document and docs/api.md's error
+ * table in step: add an entry here and both must mention it, the document
+ * with an example body under the entry's code.
  */
 export const errorCatalogue = {
   MISSING_CREDENTIALS: {
@@ -23,6 +24,16 @@ export const errorCatalogue = {
     status: 401,
     message: 'The bearer token is unknown, revoked or expired',
     headers: { 'www-authenticate': 'Bearer realm="plantstore", error="invalid_token"' },
+  },
+  INSUFFICIENT_SCOPE: {
+    status: 403,
+    message: 'The bearer token is valid but does not grant the scope this request needs',
+    // RFC 6750, section 3.1; the answer adds `scope="..."`, the configured scope, to this challenge.
+    headers: { 'www-authenticate': 'Bearer realm="plantstore", error="insufficient_scope"' },
+  },
+  IDP_UNAVAILABLE: {
+    status: 503,
+    message: "The identity provider's keys cannot be fetched to check this token; retry after the time in Retry-After",
   },
   TOO_MANY_AUTH_FAILURES: {
     status: 429,
@@ -76,6 +87,11 @@ export const errorCatalogue = {
   OVERLOADED: {
     status: 503,
     message: 'The server has more writes waiting than it accepts; retry later',
+    headers: { 'retry-after': '1' },
+  },
+  STOPPING: {
+    status: 503,
+    message: 'The server is stopping; send to another instance',
     headers: { 'retry-after': '1' },
   },
   INTERNAL: {

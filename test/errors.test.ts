@@ -4,16 +4,16 @@ import { test } from 'node:test';
 import { errorCatalogue, ServiceError } from '../src/errors.js';
 import { openApiFile as document } from './helpers/openapi.js';
 
-const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const apiPage = readFileSync(new URL('../docs/api.md', import.meta.url), 'utf8');
 
-test('every catalogue entry is a row of the README error table', () => {
+test('every catalogue entry is a row of the error table in docs/api.md', () => {
   for (const [code, entry] of Object.entries(errorCatalogue)) {
-    assert.ok(readme.includes(`| ${entry.status} | \`${code}\` |`), `README error table row for ${code}`);
+    assert.ok(apiPage.includes(`| ${entry.status} | \`${code}\` |`), `error table row for ${code}`);
   }
 });
 
-test('every README error row is a catalogue entry', () => {
-  const rows = [...readme.matchAll(/^\| (\d{3}) \| `([A-Z_]+)` \|/gm)];
+test('every row of the error table in docs/api.md is a catalogue entry', () => {
+  const rows = [...apiPage.matchAll(/^\| (\d{3}) \| `([A-Z_]+)` \|/gm)];
   assert.ok(rows.length > 0);
   for (const [, status, code] of rows) {
     const entry = errorCatalogue[code as keyof typeof errorCatalogue];
@@ -37,6 +37,19 @@ test('every status of the catalogue is declared in the OpenAPI document with the
     const response = declared.get(entry.status) as { content: Record<string, { schema: { $ref: string } }> } | undefined;
     assert.ok(response, `status ${entry.status} (${code}) is declared`);
     assert.equal(response.content['application/json']!.schema.$ref, '#/components/schemas/Error', code);
+  }
+});
+
+test('every catalogue entry has an example in the OpenAPI document, under its code, with its status and message', () => {
+  const examples = new Map<string, { error: number; message: string }>();
+  for (const response of Object.values(document.components.responses) as { content: Record<string, { examples?: Record<string, { value: never }> }> }[]) {
+    for (const [code, example] of Object.entries(response.content['application/json']?.examples ?? {})) examples.set(code, example.value);
+  }
+  for (const [code, entry] of Object.entries(errorCatalogue)) {
+    const example = examples.get(code);
+    assert.ok(example, `an example named ${code}`);
+    assert.equal(example.error, entry.status, code);
+    assert.ok(example.message === entry.message || example.message.startsWith(`${entry.message}: `), `${code}: ${example.message}`);
   }
 });
 

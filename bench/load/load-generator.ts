@@ -4,6 +4,8 @@ import autocannon from 'autocannon';
 
 /** What one load run measured. */
 export interface LoadResult {
+  /** Requests answered during the run. */
+  requests: number;
   requestsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
@@ -51,6 +53,7 @@ async function runWrk(run: LoadRun): Promise<LoadResult> {
   if (line === undefined) throw new Error(`wrk printed no result:\n${output}`);
   const result = JSON.parse(line) as { requests: number; seconds: number; p50_us: number; p99_us: number; errors: number; non2xx: number };
   return {
+    requests: result.requests,
     requestsPerSecond: result.requests / result.seconds,
     p50Ms: result.p50_us / 1000,
     p99Ms: result.p99_us / 1000,
@@ -70,6 +73,7 @@ async function runAutocannon(run: LoadRun): Promise<LoadResult> {
     requests: [{ setupRequest: (request) => ({ ...request, body: `{"id":${++next},"name":"Monstera deliciosa","tag":"aroid"}` }) }],
   });
   return {
+    requests: result.requests.total,
     requestsPerSecond: result.requests.total / (result.duration || run.seconds),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,

@@ -20,6 +20,8 @@ export interface CommandContext {
   env: Readonly<Record<string, string | undefined>>;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
+  /** The Node.js version running the command (`process.versions.node`). */
+  nodeVersion: string;
 }
 
 type Options = NonNullable<ParseArgsConfig['options']>;

@@ -1,11 +1,13 @@
 import { ConfigError } from '../config.js';
 import { ServiceError } from '../errors.js';
+import { unsupportedNodeLine } from '../node-lines.js';
 import { type CommandContext, CommandFailed, EXIT, UsageError } from './command-line.js';
 import { configCommand } from './config-command.js';
 import { copyCommand } from './copy-command.js';
 import { plantsCommand } from './plants-command.js';
 import { serveCommand } from './serve-command.js';
 import { tokenCommand } from './token-command.js';
+import { webhookCommand } from './webhook-command.js';
 
 const usage = `Usage: plantstore <command> [options]
 
@@ -16,6 +18,10 @@ Commands:
   token create --name NAME  create an API token and print it on stdout
   token list [--json]       list tokens
   token revoke ID_OR_NAME   revoke a token
+  webhook add URL           subscribe a URL to every new plant; prints its signing secret
+  webhook list [--json]     list webhook subscriptions with their backlog and errors
+  webhook remove ID         stop deliveries to a subscription
+  webhook rotate-secret ID  make a new signing secret (the old one signs too for 24 hours)
   plants export             print every plant, one JSON object a line
   copy --from URL --to URL  copy every token and plant to another store
   config [--json]           print the effective settings, secrets masked
@@ -26,12 +32,20 @@ Run \`plantstore <command> --help\` for a command's options and settings.
 /** Runs one command line and resolves its exit code: 0 done, 1 failed, 2 used wrongly. */
 export async function main(argv: readonly string[], context: CommandContext = processContext()): Promise<number> {
   const [command, ...rest] = argv;
+  // Before anything loads the SQLite driver, which may abort the process on a line it was not built for.
+  const unsupported = unsupportedNodeLine(context.nodeVersion);
+  if (unsupported !== undefined) {
+    context.stderr.write(`plantstore: ${unsupported}\n`);
+    return EXIT.failed;
+  }
   try {
     switch (command) {
       case 'serve':
         return await serveCommand(rest, context);
       case 'token':
         return await tokenCommand(rest, context);
+      case 'webhook':
+        return await webhookCommand(rest, context);
       case 'plants':
         return await plantsCommand(rest, context);
       case 'copy':
@@ -73,5 +87,5 @@ function report(error: unknown, context: CommandContext): number {
 }
 
 function processContext(): CommandContext {
-  return { env: process.env, stdout: process.stdout, stderr: process.stderr };
+  return { env: process.env, stdout: process.stdout, stderr: process.stderr, nodeVersion: process.versions.node };
 }

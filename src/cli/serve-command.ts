@@ -1,9 +1,15 @@
 import cluster, { type Worker } from 'node:cluster';
 import { buildApp } from '../app.js';
-import { describeConfig, loadServeConfig, SERVE_SETTINGS, type ServeConfig } from '../config.js';
+import { ConfigError, describeConfig, loadServeConfig, SERVE_SETTINGS, type ServeConfig } from '../config.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { connectionDrain } from '../http/connection-drain.js';
+import { DOCS_PATH } from '../http/routes/docs-routes.js';
 import { createLogger } from '../logging.js';
 import { openStore } from '../store/open-store.js';
-import { type CommandContext, helpText, parseCommandLine } from './command-line.js';
+import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.js';
+import { WebhookMetrics } from '../webhooks/webhook-metrics.js';
+import { IssuerMismatchError } from '../tokens/jwt/key-set-source.js';
+import { type CommandContext, EXIT, helpText, parseCommandLine } from './command-line.js';
 
 export const serveHelp = helpText(
   'plantstore serve [options]',
@@ -20,7 +26,13 @@ export async function serveCommand(argv: readonly string[], context: CommandCont
     return 0;
   }
   const config = loadServeConfig({ env: context.env, flags: values as Record<string, string | undefined> });
-  return config.workers > 1 && cluster.isPrimary ? superviseWorkers(config) : serve(config);
+  if (config.workers > 1 && cluster.isPrimary) return superviseWorkers(config);
+  try {
+    return await serve(config);
+  } finally {
+    // A worker's channel to its primary would keep the process alive, after a stop or a failure at start.
+    cluster.worker?.disconnect();
+  }
 }
 
 /** Resolves once SIGTERM or SIGINT arrives; later signals are absorbed, so a second Ctrl-C does not cut a graceful stop short. */
@@ -44,27 +56,61 @@ async function serve(config: ServeConfig): Promise<number> {
   }
 
   try {
+    await app.tokenVerifier.start();
+  } catch (error) {
+    await store.close();
+    // The provider calls itself something else than JWT_ISSUER says: a wrong setting, found at start.
+    if (error instanceof IssuerMismatchError) throw new ConfigError(`JWT_ISSUER does not match the identity provider: ${error.message}`);
+    throw error;
+  }
+
+  const connections = connectionDrain(app.server);
+  try {
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
     log.fatal({ err: error }, 'cannot listen');
     await store.close();
     return 1;
   }
-  log.info({ config: describeConfig(config) }, 'plantstore serving');
+  const dispatcher = new WebhookDispatcher(
+    store.webhooks,
+    {
+      timeoutMs: config.webhookTimeoutMs,
+      retryMinMs: config.webhookRetryMinMs,
+      retryMaxMs: config.webhookRetryMaxMs,
+      retryForMs: config.webhookRetryForMs,
+      concurrency: config.webhookConcurrency,
+      retentionMs: config.webhookRetentionMs,
+      pollMs: config.webhookPollMs,
+    },
+    log,
+    new WebhookMetrics(app.metricsRegistry, store.webhooks),
+  );
+  dispatcher.start();
+  // The start line names where to read and try the API, for the person who just started it.
+  const docs = config.docs ? `${app.listeningOrigin}${DOCS_PATH}` : undefined;
+  log.info({ url: app.listeningOrigin, docs, config: describeConfig(config) }, 'plantstore serving');
 
   const signal = await stopSignal();
+  // Readiness fails first, then the server goes on serving for the delay, so that a load balancer
+  // that polls readiness stops sending here before the listener closes.
+  app.stopping = true;
+  if (config.shutdownDelayMs > 0) {
+    log.info({ signal, delayMs: config.shutdownDelayMs }, 'stopping: not ready, serving for the shutdown delay');
+    await sleep(config.shutdownDelayMs);
+  }
   log.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: finishing requests in flight');
+  connections.closeAfterEachAnswer();
   const grace = setTimeout(() => {
     log.warn('the grace period is over: closing the connections still open');
     app.server.closeAllConnections();
   }, config.shutdownGraceMs);
-  // Closing stops accepting, waits for the requests in flight and commits every queued write.
-  await app.close();
+  // Closing stops accepting, waits for the requests in flight and commits every queued write;
+  // the dispatcher meanwhile claims nothing more and records the attempts in flight.
+  await Promise.all([app.close(), dispatcher.stop(config.shutdownGraceMs)]);
   clearTimeout(grace);
   await store.close();
   log.info({ config: describeConfig(config) }, 'stopped');
-  // A worker's channel to its primary would keep the process alive.
-  cluster.worker?.disconnect();
   return 0;
 }
 
@@ -76,7 +122,8 @@ async function serve(config: ServeConfig): Promise<number> {
 async function superviseWorkers(config: ServeConfig): Promise<number> {
   const log = createLogger(config.logLevel);
   let stopping = false;
-  let failedAtStart = false;
+  /** The exit code of a worker that failed before listening: 2 for a wrong setting, which the primary then exits with too. */
+  let failedAtStart: number | undefined;
   const fork = () => {
     const worker = cluster.fork();
     let listening = false;
@@ -85,12 +132,12 @@ async function superviseWorkers(config: ServeConfig): Promise<number> {
       if (stopping) return;
       if (!listening) {
         // A worker that cannot even start (bad database, port taken) would fail again: stop instead of looping.
-        log.fatal({ pid: worker.process.pid, code }, 'a worker failed to start; stopping');
-        failedAtStart = true;
+        log.fatal({ workerPid: worker.process.pid, code }, 'a worker failed to start; stopping');
+        failedAtStart = code === EXIT.usage ? EXIT.usage : EXIT.failed;
         void stopAll();
         return;
       }
-      log.error({ pid: worker.process.pid, code, signal }, 'a worker died; starting another');
+      log.error({ workerPid: worker.process.pid, code, signal }, 'a worker died; starting another');
       fork();
     });
   };
@@ -111,7 +158,7 @@ async function superviseWorkers(config: ServeConfig): Promise<number> {
           }),
       ),
     );
-    resolveStopped(failedAtStart || codes.some((code) => code !== 0) ? 1 : 0);
+    resolveStopped(failedAtStart ?? (codes.some((code) => code !== 0) ? EXIT.failed : EXIT.ok));
   };
 
   for (let i = 0; i < config.workers; i++) fork();

@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { ServiceError } from '../errors.js';
-import type { TokenRecord } from '../store/store.js';
-import type { TokenVerifier, Verification } from '../tokens/token-verifier.js';
+import type { Caller, TokenVerifier, Verification } from '../tokens/token-verifier.js';
 import type { Metrics } from '../metrics.js';
 import type { AuthFailureLimiter } from './auth-failure-limiter.js';
 
@@ -10,8 +9,8 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The token that authenticated this request, once the bearer hook passed. */
-    token: TokenRecord | null;
+    /** Who the request acts for, once the bearer hook passed it. */
+    caller: Caller | null;
   }
 }
 
@@ -36,12 +35,27 @@ export function bearerAuth(verifier: TokenVerifier, limiter: AuthFailureLimiter,
 
   const decide = (request: FastifyRequest, verification: Verification, done: HookHandlerDoneFunction): void => {
     if (verification.valid) {
-      request.token = verification.token;
+      request.caller = verification.caller;
       done();
       return;
     }
-    request.log.info({ reason: verification.reason }, 'bearer token refused');
-    refuse(request, new ServiceError('INVALID_TOKEN'), verification.reason, done);
+    if (verification.reason === 'jwt_unavailable') {
+      // The token may be fine: the client is not at fault, and its address is not counted towards 429.
+      metrics.authFailures.inc({ reason: verification.reason });
+      request.log.warn({ reason: verification.reason, problem: verification.detail }, 'bearer token could not be checked');
+      done(new ServiceError('IDP_UNAVAILABLE', { headers: { 'retry-after': String(verification.retryAfterSeconds) } }));
+      return;
+    }
+    const { reason, caller } = verification;
+    request.log.info({ reason, sub: caller?.subject, iss: caller?.issuer }, 'bearer token refused');
+    if (verification.reason === 'jwt_scope') {
+      // Authentic but not allowed: not a failed authentication, so not counted towards 429 either.
+      metrics.authFailures.inc({ reason });
+      const challenge = `Bearer realm="plantstore", error="insufficient_scope", scope="${verification.scope}"`;
+      done(new ServiceError('INSUFFICIENT_SCOPE', { detail: verification.scope, headers: { 'www-authenticate': challenge } }));
+      return;
+    }
+    refuse(request, new ServiceError('INVALID_TOKEN', verification.detail === undefined ? {} : { detail: verification.detail }), reason, done);
   };
 
   return function requireBearerToken(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {

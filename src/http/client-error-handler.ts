@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { type ErrorCode, ServiceError } from '../errors.js';
 import { SECURITY_HEADERS } from './security-headers.js';
@@ -6,12 +7,21 @@ import { SECURITY_HEADERS } from './security-headers.js';
  * Answers requests that never reach a route because HTTP itself failed
  * (malformed request line, headers too large, a timeout) with the same
  * Error body as everything else, then closes the connection.
+ *
+ * The bytes that fail may follow whole requests on the same connection (a
+ * body longer than its Content-Length, pipelining): those requests are being
+ * served, and HTTP/1.1 answers in order (RFC 9112, section 9.3.2), so the
+ * error waits for their answers. Written at once, it would be read as the
+ * answer to the first of them, a create that may well have been stored.
  */
 export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
   if (!socket.writable) {
     socket.destroy();
     return;
   }
+  // The parser stays failed: every later chunk on the connection reports the same error.
+  if (failing.has(socket)) return;
+  failing.add(socket);
   const answer = new ServiceError(clientErrorCode(error.code));
   const body = JSON.stringify(answer.toBody());
   const headers = [
@@ -21,7 +31,28 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
     ...Object.entries(SECURITY_HEADERS).map(([name, value]) => `${name}: ${value}`),
     'Connection: close',
   ];
-  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+  afterAnswersInFlight(socket, () => {
+    if (socket.writable) socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+    else socket.destroy();
+  });
+}
+
+/** Connections whose parser failed and whose error answer is written or waiting. */
+const failing = new WeakSet<Socket>();
+
+/**
+ * Calls `then` once the connection has sent the answers to the whole
+ * requests read before the bytes that failed; at once when there are none,
+ * or when the request being answered is the one that failed.
+ */
+function afterAnswersInFlight(socket: Socket, then: () => void): void {
+  // The answer a connection is working on: node:http hands the next one over when it finishes.
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (!inFlight || inFlight.writableFinished || !inFlight.req.complete) {
+    then();
+    return;
+  }
+  inFlight.once('finish', () => afterAnswersInFlight(socket, then));
 }
 
 function clientErrorCode(code: string | undefined): ErrorCode {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
 
 /**
  * The OpenAPI document, the one source of the request and response schemas.
@@ -7,9 +8,14 @@ import { readFileSync } from 'node:fs';
  * contract is written in openapi/plantstore.yaml; this is its JSON form,
  * made by `npm run openapi:generate` and checked by `npm run openapi:check`.
  */
-export const openApiDocument = JSON.parse(
-  readFileSync(new URL('../../openapi/plantstore.json', import.meta.url), 'utf8'),
-) as OpenApiDocument;
+const documentText = readFileSync(new URL('../../openapi/plantstore.json', import.meta.url), 'utf8');
+export const openApiDocument = JSON.parse(documentText) as OpenApiDocument;
+
+/**
+ * The document as GET /openapi.json serves it: compact, and with every digit
+ * of its example ids, which `JSON.parse` would round beyond 2^53.
+ */
+export const openApiJson: string = stringifyLossless(parseLossless(documentText))!;
 
 export interface OpenApiDocument {
   openapi: string;

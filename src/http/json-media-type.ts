@@ -1,15 +1,17 @@
-import type { preParsingHookHandler } from 'fastify';
+import type { onRequestHookHandler } from 'fastify';
 import { ServiceError } from '../errors.js';
 
 /**
- * A preParsing hook: the body must be `application/json`, and if a charset is
- * named it must be UTF-8 (RFC 8259, section 8.1). Checked before the body is
- * read, after authentication.
+ * An onRequest hook, after authentication: the body must be
+ * `application/json`, and if a charset is named it must be UTF-8 (RFC 8259,
+ * section 8.1). Checked before the body is read. It was a preParsing hook;
+ * the headers are all it reads, and in onRequest it spares every request
+ * Fastify's preParsing phase (a hook runner and its closures).
  */
-export const requireJsonMediaType: preParsingHookHandler = (request, _reply, payload, done) => {
+export const requireJsonMediaType: onRequestHookHandler = (request, _reply, done) => {
   const header = request.headers['content-type'];
   const problem = header === 'application/json' ? undefined : mediaTypeProblem(header);
-  if (problem === undefined) done(null, payload);
+  if (problem === undefined) done();
   else done(new ServiceError('UNSUPPORTED_MEDIA_TYPE', { detail: problem }));
 };
 

@@ -2,19 +2,27 @@ import { ServiceError } from '../errors.js';
 import type { GroupCommit } from './group-commit.js';
 import { type NewPlant, type Plant, toPlant } from './plant.js';
 
+/** What creating a plant answers: the plant as stored, and whether it was new. */
+export type Created = { plant: Plant; outcome: 'created' | 'replayed' };
+
 /**
  * Creates a plant, with the client's id as the idempotency key: the same
  * plant posted again is answered as if created (a safe retry), a different
  * plant under a taken id is a conflict and changes nothing.
+ *
+ * A plant that no store can keep is refused by a throw, before anything is
+ * queued; every other outcome comes to `done`, once its transaction is over
+ * (a conflict as a PLANT_CONFLICT error). A callback rather than a promise:
+ * see GroupCommit.add.
  */
-export async function createPlant(writer: GroupCommit, plant: NewPlant): Promise<{ plant: Plant; outcome: 'created' | 'replayed' }> {
+export function createPlant(writer: GroupCommit, plant: NewPlant, done: (error: unknown, created?: Created) => void): void {
   checkStorableText('name', plant.name);
   if (plant.tag !== undefined) checkStorableText('tag', plant.tag);
-  const result = await writer.create(plant);
-  if (result.outcome === 'conflict') {
-    throw new ServiceError('PLANT_CONFLICT', { detail: `id ${plant.id} is taken by another plant` });
-  }
-  return { plant: toPlant(plant), outcome: result.outcome };
+  writer.add(plant, (error, result) => {
+    if (error !== undefined) done(error);
+    else if (result!.outcome === 'conflict') done(new ServiceError('PLANT_CONFLICT', { detail: `id ${plant.id} is taken by another plant` }));
+    else done(undefined, { plant: toPlant(plant), outcome: result!.outcome });
+  });
 }
 
 /**

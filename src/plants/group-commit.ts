@@ -13,10 +13,12 @@ export interface GroupCommitOptions {
   onCommit?: (batchSize: number, seconds: number) => void;
 }
 
+/** Called once with the plant's outcome, or with the error that failed its transaction. */
+export type CreateCallback = (error: unknown, result?: CreatePlantResult) => void;
+
 interface Waiting {
   plant: NewPlant;
-  resolve: (result: CreatePlantResult) => void;
-  reject: (error: unknown) => void;
+  done: CreateCallback;
 }
 
 /**
@@ -45,18 +47,33 @@ export class GroupCommit {
   }
 
   create(plant: NewPlant): Promise<CreatePlantResult> {
+    return new Promise((resolve, reject) => this.add(plant, (error, result) => (error === undefined ? resolve(result!) : reject(error))));
+  }
+
+  /**
+   * `create` with a callback: what the write path uses, so that a request
+   * costs one queue entry and no promise (with its closures and microtask
+   * turns) between the transaction and its answer. `done` is called once,
+   * never before this returns: with OVERLOADED when the queue is full.
+   */
+  add(plant: NewPlant, done: CreateCallback): void {
     if (this.#queue.length >= this.#options.maxQueue) {
-      return Promise.reject(new ServiceError('OVERLOADED', { detail: `${this.#queue.length} plants are waiting to be written` }));
+      const overloaded = new ServiceError('OVERLOADED', { detail: `${this.#queue.length} plants are waiting to be written` });
+      process.nextTick(done, overloaded);
+      return;
     }
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ plant, resolve, reject });
-      this.#schedule();
-    });
+    this.#queue.push({ plant, done });
+    this.#schedule();
   }
 
   /** Commits made so far; a lone request makes exactly one. */
   get commits(): number {
     return this.#commits;
+  }
+
+  /** Creates accepted and not yet in a transaction. */
+  get waiting(): number {
+    return this.#queue.length;
   }
 
   /** Resolves once every create accepted so far has been answered. */
@@ -85,17 +102,35 @@ export class GroupCommit {
     this.#inFlight += 1;
     this.#commits += 1;
     const started = process.hrtime.bigint();
+    let results: CreatePlantResult[];
     try {
-      const results = await this.#store.createPlants(batch.map((waiting) => waiting.plant));
+      results = await this.#store.createPlants(batch.map((waiting) => waiting.plant));
       this.#options.onCommit?.(batch.length, Number(process.hrtime.bigint() - started) / 1e9);
-      batch.forEach((waiting, i) => waiting.resolve(results[i]!));
     } catch (error) {
       // A failed transaction stored nothing of the batch: every request in it is told so.
-      for (const waiting of batch) waiting.reject(error);
-    } finally {
-      this.#inFlight -= 1;
-      if (this.#queue.length > 0) this.#schedule();
-      else if (this.#inFlight === 0) for (const resolve of this.#whenIdle.splice(0)) resolve();
+      this.#settled();
+      for (const waiting of batch) answer(waiting.done, error);
+      return;
     }
+    this.#settled();
+    for (let i = 0; i < batch.length; i++) answer(batch[i]!.done, undefined, results[i]!);
+  }
+
+  /** A transaction is over: the next one may start, and `drain` may resolve. */
+  #settled(): void {
+    this.#inFlight -= 1;
+    if (this.#queue.length > 0) this.#schedule();
+    else if (this.#inFlight === 0) for (const resolve of this.#whenIdle.splice(0)) resolve();
+  }
+}
+
+/** Calls `done`; should it throw (a defect), the rest of the batch is still answered and the error still surfaces. */
+function answer(done: CreateCallback, error: unknown, result?: CreatePlantResult): void {
+  try {
+    done(error, result);
+  } catch (thrown) {
+    process.nextTick(() => {
+      throw thrown;
+    });
   }
 }

@@ -1,4 +1,5 @@
 import type { NewPlant } from '../plants/plant.js';
+import type { WebhookStore } from './webhook-store.js';
 
 /**
  * What the service needs from a database, in the domain's own words.
@@ -14,6 +15,9 @@ export interface Store {
   /** How many `createPlants` transactions may run at once: 1 for a single-writer database. */
   readonly writeConcurrency: number;
 
+  /** Webhook subscriptions and the outbox that `createPlants` writes into. */
+  readonly webhooks: WebhookStore;
+
   /**
    * Stores each plant whose id is free, in order, in one transaction, and
    * resolves one result per plant only once that transaction is durably
@@ -25,6 +29,8 @@ export interface Store {
    * - `conflict`: another plant holds the id; `existing` is that plant and
    *   nothing was changed for this one.
    * Two calls, from this process or another, never both create one id.
+   * Every plant `created` gets one webhook message per active subscription
+   * in the same transaction; a replayed or conflicting one gets none.
    */
   createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]>;
 

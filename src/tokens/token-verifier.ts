@@ -1,61 +1,55 @@
-import type { Store, TokenRecord } from '../store/store.js';
-import { hashToken } from './api-token.js';
+/**
+ * Who a request acts for, once its bearer token is accepted: the name of a
+ * store token, or the subject and issuer of a JWT. Logs name the caller,
+ * never the token.
+ */
+export type Caller =
+  | { readonly name: string; readonly subject?: undefined; readonly issuer?: undefined }
+  | { readonly name?: undefined; readonly subject: string | undefined; readonly issuer: string };
 
-/** The verdict on a presented token. */
-export type Verification = { valid: true; token: TokenRecord } | { valid: false; reason: 'unknown' | 'revoked' | 'expired' };
-
-interface Remembered {
-  record: TokenRecord | undefined;
-  fetchedAt: number;
-}
+/** Why a token is refused as invalid (401); the label of the auth-failure metric. */
+export type InvalidReason =
+  | 'unknown'
+  | 'revoked'
+  | 'expired'
+  | 'jwt_malformed'
+  | 'jwt_unsupported'
+  | 'jwt_algorithm'
+  | 'jwt_unknown_key'
+  | 'jwt_signature'
+  | 'jwt_issuer'
+  | 'jwt_audience'
+  | 'jwt_expired'
+  | 'jwt_not_yet_valid';
 
 /**
- * Checks presented tokens against the store, remembering each answer for at
- * most `ttlMs` so that a busy client costs no store round trip, and no hash,
- * per request. Revocation happens in the store, possibly from another process
- * or instance; the short memory bounds how long a revoked token can still
- * pass. Expiry is checked on every request against the remembered record, so
- * it is exact.
+ * The verdict on a presented token. A refusal is one of three: the token is
+ * not valid here (401); it is valid but does not grant the scope (403, with
+ * the caller it names); or it cannot be checked now because the identity
+ * provider's keys cannot be fetched (503: the token may be fine, retry).
  */
-export class TokenVerifier {
-  readonly #store: Store;
-  readonly #ttlMs: number;
-  readonly #now: () => number;
-  /** Keyed by the presented token, so that a hit costs one map lookup. */
-  readonly #remembered = new Map<string, Remembered>();
-  /** Unknown tokens are remembered too; the bound keeps a flood of random tokens from growing memory. */
-  static readonly MAX_REMEMBERED = 10_000;
+export type Verification =
+  | { readonly valid: true; readonly caller: Caller }
+  | { readonly valid: false; readonly reason: InvalidReason; readonly detail?: string; readonly caller?: Caller }
+  | { readonly valid: false; readonly reason: 'jwt_scope'; readonly scope: string; readonly caller: Caller }
+  | { readonly valid: false; readonly reason: 'jwt_unavailable'; readonly retryAfterSeconds: number; readonly detail: string };
 
-  constructor(store: Store, options: { ttlMs: number; now?: () => number }) {
-    this.#store = store;
-    this.#ttlMs = options.ttlMs;
-    this.#now = options.now ?? Date.now;
-  }
-
-  /** The verdict from memory, or undefined when the store must be asked (see `verify`). */
-  verifyRemembered(token: string): Verification | undefined {
-    const now = this.#now();
-    const remembered = this.#remembered.get(token);
-    if (remembered === undefined || now - remembered.fetchedAt >= this.#ttlMs) return undefined;
-    return verdict(remembered.record, now);
-  }
-
-  async verify(token: string): Promise<Verification> {
-    const known = this.verifyRemembered(token);
-    if (known !== undefined) return known;
-    const now = this.#now();
-    const record = await this.#store.findTokenByHash(hashToken(token));
-    if (this.#ttlMs > 0) {
-      if (this.#remembered.size >= TokenVerifier.MAX_REMEMBERED) this.#remembered.clear();
-      this.#remembered.set(token, { record, fetchedAt: now });
-    }
-    return verdict(record, this.#now());
-  }
-}
-
-function verdict(record: TokenRecord | undefined, now: number): Verification {
-  if (record === undefined) return { valid: false, reason: 'unknown' };
-  if (record.revokedAt !== null) return { valid: false, reason: 'revoked' };
-  if (record.expiresAt !== null && record.expiresAt.getTime() <= now) return { valid: false, reason: 'expired' };
-  return { valid: true, token: record };
+/**
+ * Checks bearer tokens. One implementation is chosen at start: the store's
+ * opaque tokens alone, or those and, when JWT_ISSUER is set, JWT access
+ * tokens of that issuer. The HTTP layer knows only this interface.
+ */
+export interface TokenVerifier {
+  /**
+   * The verdict from memory, or undefined when it needs I/O or a signature
+   * check (then call `verify`). Synchronous, so that a client reusing its
+   * token is decided without a promise.
+   */
+  verifyRemembered(token: string): Verification | undefined;
+  verify(token: string): Promise<Verification>;
+  /**
+   * Called once before the server takes requests: fetches up front what
+   * verification needs. Throws only for a setting proven wrong (a ConfigError).
+   */
+  start(): Promise<void>;
 }

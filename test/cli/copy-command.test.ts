@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { type TestContext, test } from 'node:test';
 import { parseDatabaseUrl } from '../../src/config.js';
 import type { NewPlant } from '../../src/plants/plant.js';
@@ -8,6 +9,7 @@ import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { sqlite, testBackends } from '../helpers/backends.js';
 import { BIN, createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
+import { within } from '../helpers/until.js';
 
 async function open(url: string): Promise<Store> {
   return openStore({ database: parseDatabaseUrl(url, 'test'), databasePoolSize: 2 });
@@ -31,7 +33,7 @@ async function filledSource(t: TestContext, count: number): Promise<{ url: strin
   return { url, token };
 }
 
-for (const target of await testBackends()) {
+for (const target of await testBackends('copy')) {
   test(`copy from SQLite to ${target.name} moves every plant and token exactly`, async (t) => {
     const source = await filledSource(t, 2500);
     const to = await target.freshUrl(t);
@@ -52,16 +54,18 @@ for (const target of await testBackends()) {
   test(`an interrupted copy to ${target.name} run again ends with every plant once`, async (t) => {
     const source = await filledSource(t, 40_000);
     const to = await target.freshUrl(t);
-    const child = spawn(process.execPath, [BIN, 'copy', '--from', source.url, '--to', to, '--batch-size', '200'], { stdio: 'ignore' });
-    const store = await open(to);
-    let held = 0n;
-    for (let i = 0; i < 500 && held === 0n; i++) {
-      await sleep(10);
-      held = await store.countPlants();
-    }
+    const child = spawn(process.execPath, [BIN, 'copy', '--from', source.url, '--to', to, '--batch-size', '200'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const exited = once(child, 'exit');
+    // Frozen as soon as it reports its first batch copied, then killed: interrupted part way, whatever the machine's speed.
+    const firstProgress = new Promise<void>((resolve) => {
+      createInterface({ input: child.stderr! }).on('line', (line) => /^copy: plants: [1-9]\d*\/40000/.test(line) && resolve());
+    });
+    await within('the copy reports its first batch', firstProgress, 30_000);
+    child.kill('SIGSTOP');
     child.kill('SIGKILL');
-    await new Promise((resolve) => child.once('exit', resolve));
-    held = await store.countPlants();
+    await within('the copy is killed', exited, 10_000);
+    const store = await open(to);
+    const held = await store.countPlants();
     await store.close();
     assert.ok(held > 0n && held < 40_000n, `interrupted part way (${held} copied)`);
 

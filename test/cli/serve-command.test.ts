@@ -18,6 +18,7 @@ test('a wrong setting fails at start with one line that names it, and exit code 
     [{ HOST: 'a b' }, [], 'plantstore: HOST must be a host name or IP address, got "a b"\n'],
     [{ BODY_LIMIT: '0' }, [], 'plantstore: BODY_LIMIT must be a whole number from 1 to 67108864, got "0"\n'],
     [{ TOKEN_CACHE_TTL_MS: '5000' }, [], 'plantstore: TOKEN_CACHE_TTL_MS must be a whole number from 0 to 1000, got "5000"\n'],
+    [{ DOCS: 'maybe' }, [], 'plantstore: DOCS must be one of on, off, got "maybe"\n'],
     [{}, ['--verbose'], "plantstore: Unknown option '--verbose'\n"],
     [{}, ['extra'], 'plantstore: Unexpected argument \'extra\'\n'],
   ];
@@ -47,6 +48,18 @@ test('a server with no token logs how to create one', async (t) => {
   const hint = server.logs.find((line) => String(line['msg']).includes('no API token exists yet'));
   assert.ok(hint, 'the hint was logged');
   assert.equal(hint['msg'], 'no API token exists yet: create one with `bin/plantstore token create --name NAME`');
+});
+
+test('the start line names the address and the API reference, which DOCS=off leaves out', async (t) => {
+  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
+  for (const [docs, expected] of [['on', (url: string) => `${url}/docs`], ['off', () => undefined]] as const) {
+    const server = await startServer(t, { ...env, DOCS: docs });
+    const start = server.logs.find((line) => line['msg'] === 'plantstore serving');
+    assert.equal(start?.['url'], server.url);
+    assert.equal(start?.['docs'], expected(server.url), `DOCS=${docs}`);
+    assert.equal((await fetch(`${server.url}/docs`)).status, docs === 'on' ? 200 : 404);
+    assert.equal(await server.stop(), 0);
+  }
 });
 
 test('SIGTERM and SIGINT stop the server, which exits 0 and keeps what it acknowledged', async (t) => {

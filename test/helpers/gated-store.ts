@@ -1,5 +1,6 @@
 import type { NewPlant } from '../../src/plants/plant.js';
 import type { CreatePlantResult, Store } from '../../src/store/store.js';
+import { storeWith } from './store-with.js';
 
 /**
  * A real store whose plant writes can be held at a gate, to see what arrives
@@ -24,12 +25,5 @@ export function gatedStore(store: Store): Store & { hold(): void; release(): voi
       return store.createPlants(plants);
     },
   };
-  // Everything not gated is the real store's own, called on the real store.
-  return new Proxy(gated, {
-    get(target, key) {
-      if (key in target) return target[key as keyof typeof target];
-      const value = store[key as keyof Store];
-      return typeof value === 'function' ? value.bind(store) : value;
-    },
-  }) as unknown as Store & typeof gated;
+  return storeWith(store, gated);
 }

@@ -4,8 +4,15 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import type { TestContext } from 'node:test';
+import { within } from './until.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/plantstore', import.meta.url));
+
+/** The bounds of every wait on a process: a regression fails the test in seconds instead of hanging the run. */
+const CLI_TIMEOUT_MS = 60_000;
+const LISTEN_TIMEOUT_MS = 20_000;
+/** Past the default SHUTDOWN_GRACE_MS (10 s) and its own bounds. */
+const EXIT_TIMEOUT_MS = 20_000;
 
 export interface CliResult {
   code: number | null;
@@ -13,14 +20,15 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `bin/plantstore` with these arguments and environment additions. */
-export async function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs `bin/plantstore` with these arguments and environment additions, and `nodeArgs` for Node.js itself. */
+export async function runCli(args: readonly string[], env: Record<string, string> = {}, nodeArgs: readonly string[] = []): Promise<CliResult> {
+  const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const [code] = (await once(child, 'close')) as [number | null];
+  // Decoded as a stream: a character whose bytes arrive in two chunks is not broken in two.
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const [code] = (await within(`plantstore ${args.join(' ')} exits`, once(child, 'close'), CLI_TIMEOUT_MS)) as [number | null];
   return { code, stdout, stderr };
 }
 
@@ -40,9 +48,17 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `bin/plantstore serve` on a free port and waits until it listens; killed after the test. */
-export async function startServer(t: TestContext, env: Record<string, string>, args: readonly string[] = []): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {
+/**
+ * Starts `bin/plantstore serve` on a free port and waits until it listens;
+ * killed after the test. `nodeArgs` go to Node.js itself (`--expose-gc`, ...).
+ */
+export async function startServer(
+  t: TestContext,
+  env: Record<string, string>,
+  args: readonly string[] = [],
+  nodeArgs: readonly string[] = [],
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve', '--port', '0', ...args], {
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -52,7 +68,7 @@ export async function startServer(t: TestContext, env: Record<string, string>, a
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   const logs: Record<string, unknown>[] = [];
-  const url = await new Promise<string>((resolve, reject) => {
+  const listening = new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
       const entry = JSON.parse(line) as Record<string, unknown>;
@@ -60,15 +76,16 @@ export async function startServer(t: TestContext, env: Record<string, string>, a
       const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(entry['msg']));
       if (match?.[1] !== undefined) resolve(match[1]);
     });
-    child.once('exit', (code) => reject(new Error(`the server exited with ${code} before listening`)));
+    child.once('exit', (code, signal) => reject(new Error(`the server exited with ${code ?? signal} before listening`)));
   });
+  const url = await within('the server listens', listening, LISTEN_TIMEOUT_MS);
   return {
     url,
     child,
     logs,
     stop: async (signal = 'SIGTERM') => {
       child.kill(signal);
-      const [code] = (await closed) as [number | null];
+      const [code] = (await within(`the server exits after ${signal}`, closed, EXIT_TIMEOUT_MS)) as [number | null];
       return code;
     },
   };

@@ -1,11 +1,15 @@
 import { connect, type Socket } from 'node:net';
+import { within } from './until.js';
+
+/** How long a test waits for a connection to close: past every timeout the tests set. */
+const CLOSE_TIMEOUT_MS = 15_000;
 
 export interface RawConnection {
   socket: Socket;
   /** Everything the server answered so far, as text. */
   received(): string;
-  /** Resolves once the connection is closed, by either side. */
-  closed: Promise<void>;
+  /** Resolves once the connection is closed, by either side; rejects when it stays open 15 s. */
+  readonly closed: Promise<void>;
 }
 
 /**
@@ -19,7 +23,14 @@ export function rawConnection(port: number, host = '127.0.0.1', { ignoreErrors =
   socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
   if (ignoreErrors) socket.on('error', () => undefined);
   const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-  return { socket, received: () => received, closed };
+  return {
+    socket,
+    received: () => received,
+    // Bounded only when awaited, so that a connection a test keeps open sets off no timer.
+    get closed() {
+      return within('the connection closes', closed, CLOSE_TIMEOUT_MS);
+    },
+  };
 }
 
 /** Sends `request` as it is and resolves everything the server answers before it closes the connection. */

@@ -1,7 +1,7 @@
 import type { TestContext } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { type Backend, sqlite } from './backends.js';
-import { buildApp } from '../../src/app.js';
+import { type AppConfig, buildApp } from '../../src/app.js';
 import { parseDatabaseUrl, settings } from '../../src/config.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -28,9 +28,16 @@ export async function testApp(
     writeQueueMax?: number;
     authFailureLimit?: number;
     metricsToken?: string;
+    /** JWT settings (JWT_ISSUER and the rest); none by default, so only the store's tokens are accepted. */
+    jwt?: Partial<Pick<AppConfig, 'jwtIssuer' | 'jwtAudience' | 'jwtJwksUrl' | 'jwtJwksFile' | 'jwtScope' | 'jwtClockSkewS' | 'jwtJwksCooldownMs' | 'jwtJwksMaxAgeMs'>>;
+    docs?: boolean;
+    headersTimeoutMs?: number;
+    requestTimeoutMs?: number;
     backend?: Backend;
     /** Puts something between the app and the real store (a gate, a fault). */
     wrapStore?: (store: Store) => Store;
+    /** The clock token expiry and the token cache go by; Date.now by default. */
+    now?: () => number;
   } = {},
 ): Promise<TestApp> {
   const databaseUrl = await (config.backend ?? sqlite).freshUrl(t);
@@ -43,14 +50,26 @@ export async function testApp(
       tokenCacheTtlMs: config.tokenCacheTtlMs ?? settings.tokenCacheTtlMs.default,
       writeBatchMax: settings.writeBatchMax.default,
       writeQueueMax: config.writeQueueMax ?? settings.writeQueueMax.default,
-      headersTimeoutMs: settings.headersTimeoutMs.default,
-      requestTimeoutMs: settings.requestTimeoutMs.default,
+      headersTimeoutMs: config.headersTimeoutMs ?? settings.headersTimeoutMs.default,
+      requestTimeoutMs: config.requestTimeoutMs ?? settings.requestTimeoutMs.default,
       maxConnections: settings.maxConnections.default,
       authFailureLimit: config.authFailureLimit ?? settings.authFailureLimit.default,
       authFailureWindowMs: settings.authFailureWindowMs.default,
       metricsToken: config.metricsToken,
+      trustProxy: settings.trustProxy.default,
+      jwtIssuer: undefined,
+      jwtAudience: undefined,
+      jwtJwksUrl: undefined,
+      jwtJwksFile: undefined,
+      jwtScope: settings.jwtScope.default,
+      jwtClockSkewS: settings.jwtClockSkewS.default,
+      jwtJwksCooldownMs: settings.jwtJwksCooldownMs.default,
+      jwtJwksMaxAgeMs: settings.jwtJwksMaxAgeMs.default,
+      ...config.jwt,
+      docs: config.docs ?? settings.docs.default,
     },
     served,
+    config.now === undefined ? {} : { now: config.now },
   );
   t.after(async () => {
     await app.close();

@@ -1,21 +1,9 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { generateToken } from '../../src/tokens/api-token.js';
-import { contractAjv as ajv, openApiFile as document, rebase } from '../helpers/openapi.js';
+import { assertMatches, contractAjv, contractAjv as ajv, openApiFile as document, rebase, responseSpec } from '../helpers/openapi.js';
 import { testApp } from '../helpers/test-app.js';
-
-function responseSpec(path: string, method: string, status: number): { content: Record<string, { schema: unknown }> } {
-  const responses = document.paths[path][method].responses;
-  let spec = responses[String(status)];
-  assert.ok(spec, `the document declares ${status} for ${method.toUpperCase()} ${path}`);
-  if (spec.$ref) spec = document.components.responses[spec.$ref.split('/').at(-1)];
-  return spec;
-}
-
-function assertMatches(schema: unknown, body: unknown, what: string): void {
-  const validate = ajv.compile(rebase(schema));
-  assert.ok(validate(body), `${what}: ${JSON.stringify(body)} ${ajv.errorsText(validate.errors)}`);
-}
 
 test('the document is faithful to the spec', () => {
   assert.equal(document.openapi, '3.1.0');
@@ -67,6 +55,8 @@ test('every answer of POST /plants has the status and shape the document declare
 test('405 and 404 answers match the document', async (t) => {
   const { app } = await testApp(t);
   const notAllowed = await app.inject({ method: 'GET', url: '/plants' });
+  assert.equal(notAllowed.statusCode, 405);
+  assert.equal(notAllowed.headers['allow'], 'POST');
   assertMatches(responseSpec('/plants', 'post', 405).content['application/json']!.schema, notAllowed.json(), '405');
   const notFound = await app.inject({ method: 'GET', url: '/nothing' });
   assert.equal(notFound.statusCode, 404);
@@ -78,4 +68,74 @@ test('the answer of a 200 is exactly a Plant: no id, nothing extra', async (t) =
   const response = await post('{"id":9,"name":"Fern","tag":"leafy","extra":1}');
   const strict = ajv.compile({ ...rebase(document.components.schemas.Plant), unevaluatedProperties: false });
   assert.ok(strict(response.json()), response.body);
+});
+
+/** Every operation of the document, with its path and method. */
+function operations(): { name: string; operation: Record<string, any> }[] {
+  return Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, operation]) => ({ name: `${method.toUpperCase()} ${path}`, operation })),
+  );
+}
+
+/** A response of an operation, its `$ref` followed. */
+function resolved(response: Record<string, any>): Record<string, any> {
+  return response['$ref'] ? document.components.responses[String(response['$ref']).split('/').at(-1)!] : response;
+}
+
+test('the document describes every operation, response, schema and field', () => {
+  for (const { name, operation } of operations()) {
+    assert.ok(operation.summary && operation.description, `${name} has a summary and a description`);
+    for (const [status, response] of Object.entries(operation.responses as Record<string, any>)) {
+      assert.ok(resolved(response).description, `${name} ${status} is described`);
+    }
+  }
+  const described = (schema: Record<string, any>, where: string): void => {
+    for (const [field, property] of Object.entries((schema.properties ?? {}) as Record<string, any>)) {
+      assert.ok(property.description, `${where}.${field} is described`);
+    }
+    for (const part of schema.allOf ?? []) described(part, where);
+  };
+  for (const [name, schema] of Object.entries(document.components.schemas as Record<string, any>)) {
+    assert.ok(schema.description, `${name} is described`);
+    described(schema, name);
+  }
+});
+
+test('every status of every operation has an example body, valid against its schema', () => {
+  for (const { name, operation } of operations()) {
+    for (const [status, response] of Object.entries(operation.responses as Record<string, any>)) {
+      const [media] = Object.values(resolved(response).content as Record<string, any>);
+      const examples = Object.entries((media.examples ?? {}) as Record<string, { value: unknown }>);
+      assert.ok(examples.length > 0, `${name} ${status} has an example`);
+      for (const [example, { value }] of examples) assertMatches(media.schema, value, `${name} ${status} ${example}`);
+    }
+  }
+  for (const [example, { value }] of Object.entries(document.paths['/plants'].post.requestBody.content['application/json'].examples as Record<string, { value: unknown }>)) {
+    assertMatches(document.components.schemas.NewPlant, value, `request example ${example}`);
+  }
+});
+
+test('the request examples show an id beyond 2^53, written with every digit, and say that JavaScript must not read it as a number', () => {
+  const json = readFileSync(new URL('../../openapi/plantstore.json', import.meta.url), 'utf8');
+  assert.ok(json.includes('"id": 9007199254740993'), 'the JSON document keeps the digits');
+  const example = document.paths['/plants'].post.requestBody.content['application/json'].examples['beyond-2-53'];
+  assert.match(example.description, /JavaScript/);
+  assert.match(document.info.description, /plantstore token create/, 'how to get a token');
+});
+
+test('the document declares the plantCreated webhook with the Standard Webhooks headers, and its examples are valid', () => {
+  const webhook = document.webhooks.plantCreated.post;
+  assert.ok(webhook.summary && webhook.description);
+  assert.deepEqual(
+    webhook.parameters.map((parameter: { name: string; in: string; required: boolean }) => [parameter.name, parameter.in, parameter.required]),
+    [
+      ['webhook-id', 'header', true],
+      ['webhook-timestamp', 'header', true],
+      ['webhook-signature', 'header', true],
+    ],
+  );
+  const media = webhook.requestBody.content['application/json'];
+  assert.equal(media.schema.$ref, '#/components/schemas/PlantCreatedEvent');
+  for (const [name, { value }] of Object.entries(media.examples as Record<string, { value: unknown }>)) assertMatches(media.schema, value, name);
+  assert.ok(!contractAjv.compile(rebase(media.schema))({ type: 'plant.deleted', timestamp: '2026-11-23T10:00:00.000Z', data: { id: 1, name: 'x' } }));
 });

@@ -4,7 +4,7 @@ import { testBackends } from '../helpers/backends.js';
 import { errorBody, testApp } from '../helpers/test-app.js';
 
 
-for (const backend of await testBackends()) {
+for (const backend of await testBackends('creating plants')) {
   test(`${backend.name}: a valid NewPlant answers 200 with exactly the Plant, as JSON`, async (t) => {
     const { post } = await testApp(t, { backend });
     const response = await post({ id: 1, name: 'Monstera', tag: 'aroid' });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseExactJson, parseExactNumber } from '../../src/http/exact-json.js';
+import fc from 'fast-check';
+import { parseAnyJson, parseExactJson, parseExactNumber, parseFlatObject } from '../../src/http/exact-json.js';
 
 test('integer values become exact bigints however they are written', () => {
   const cases: [string, bigint][] = [
@@ -48,4 +49,47 @@ test('parseExactJson keeps every digit and refuses what JSON.parse would let thr
   assert.throws(() => parseExactJson(' '), { message: 'the body is empty' });
   assert.throws(() => parseExactJson('NaN'), SyntaxError);
   assert.equal(Object.getPrototypeOf(parseExactJson('{"a":1}')), Object.prototype);
+});
+
+test('the fast path for flat objects answers what the general path answers, on generated texts', () => {
+  const nearDoubleLimit = fc.bigInt({ min: 2n ** 53n - 4096n, max: 2n ** 53n + 4096n }).chain((n) => fc.constantFrom(n, -n));
+  const integer = fc.oneof(
+    fc.bigInt({ min: -(10n ** 21n), max: 10n ** 21n }).map(String),
+    fc.bigInt({ min: -(10n ** 17n), max: 10n ** 17n }).map(String),
+    nearDoubleLimit.map(String),
+    fc.constantFrom('0', '-0', '00', '01', '-', '1.0', '1e3', '2E-1', '9223372036854775808', '999999999999999', '-99999999999999', '1000000000000000'),
+  );
+  const primitive = fc.oneof(integer, fc.string().map((s) => JSON.stringify(s)), fc.constantFrom('true', 'false', 'null', 'tru', 'nul', '"\\u0000"', '"\\ud800"', '"a\\"b"'));
+  const space = fc.constantFrom('', ' ', '\n', '\t', '\r\n', '\u00a0');
+  const key = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('id', 'name', 'tag', '__proto__', 'constructor', 'a\\u0062', 'x"y'));
+  const member = fc.tuple(space, key, space, primitive, space).map(([a, k, b, v, c]) => `${a}${JSON.stringify(k).replace('\\\\u', '\\u')}${b}:${v}${c}`);
+  const flat = fc.tuple(space, fc.array(member, { maxLength: 20 }), space, fc.constantFrom('', ',', '}', 'x')).map(([a, members, b, tail]) => `${a}{${members.join(',')}}${b}${tail === '}' || tail === 'x' ? tail : ''}`);
+  const texts = fc.oneof(flat, fc.json(), fc.string());
+  fc.assert(
+    fc.property(texts, (text) => {
+      const outcome = (parse: (text: string) => unknown) => {
+        try {
+          return { value: parse(text) };
+        } catch (error) {
+          return { error: (error as Error).name };
+        }
+      };
+      const general = outcome(parseAnyJson);
+      assert.deepEqual(outcome(parseExactJson), general, text);
+      if ('error' in general) assert.equal(parseFlatObject(text), undefined, `the fast path took ${text}`);
+    }),
+    { numRuns: 20_000 },
+  );
+});
+
+test('the fast path takes a plant, and hands every digit of its id to BigInt', () => {
+  assert.deepEqual(parseFlatObject('{"id":9223372036854775807,"name":"Monstera deliciosa","tag":"aroid"}'), {
+    id: 9223372036854775807n,
+    name: 'Monstera deliciosa',
+    tag: 'aroid',
+  });
+  assert.deepEqual(parseFlatObject(' { "id" : -9007199254740993 , "name" : "a\\"b" } '), { id: -9007199254740993n, name: 'a"b' });
+  for (const left of ['{"id":1.5}', '{"id":1e3}', '{"id":[1]}', '{"a":{"b":1}}', '{"a":1,"a":1}', '{"__proto__":1}', '{"\\u0061":1}', '{"id":12345678901234567890}']) {
+    assert.equal(parseFlatObject(left), undefined, left);
+  }
 });

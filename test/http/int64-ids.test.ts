@@ -5,7 +5,7 @@ import { errorBody, testApp } from '../helpers/test-app.js';
 
 const ID_MESSAGE = 'Invalid plant: id must be an integer from -9223372036854775808 to 9223372036854775807';
 
-for (const backend of await testBackends()) {
+for (const backend of await testBackends('int64 ids')) {
   test(`${backend.name}: 2^53 and 2^53 + 1 are two different plants`, async (t) => {
     const { post, store } = await testApp(t, { backend });
     assert.equal((await post('{"id":9007199254740992,"name":"even"}')).statusCode, 200);

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { generateToken } from '../../src/tokens/api-token.js';
+import { issueToken } from '../../src/tokens/issue-token.js';
 import { testApp } from '../helpers/test-app.js';
 
-/** The value of one sample in Prometheus text, 0 when absent. */
+/** The value of one sample in Prometheus text; a missing series fails the test rather than reading 0. */
 function sample(text: string, name: string, labels = ''): number {
   const line = text.split('\n').find((candidate) => candidate.startsWith(`${name}${labels} `));
-  return line === undefined ? 0 : Number(line.split(' ')[1]);
+  assert.ok(line !== undefined, `the series ${name}${labels} is there`);
+  return Number(line.split(' ')[1]);
 }
 
 test('GET /metrics serves the Prometheus text format, and the counters move with requests', async (t) => {
@@ -36,6 +38,7 @@ test('GET /metrics serves the Prometheus text format, and the counters move with
   await post({ id: 2, name: 'x' }, { token: null });
   await post({ id: 2, name: 'x' }, { token: generateToken() });
   const after = await read();
+  assert.ok(!after.includes('plantstore_auth_failures_total{reason="revoked"}'), 'no series before its first failure');
 
   assert.equal(sample(after, 'plantstore_plant_creates_total', '{outcome="created"}'), 1);
   assert.equal(sample(after, 'plantstore_plant_creates_total', '{outcome="replayed"}'), 1);
@@ -70,4 +73,25 @@ test('a well-formed X-Request-Id is kept and echoed; any other is replaced', asy
   }
   const errors = await app.inject({ method: 'GET', url: '/nowhere', headers: { 'x-request-id': 'lost-1' } });
   assert.equal(errors.headers['x-request-id'], 'lost-1');
+});
+
+test('every reason of a failed authentication has its own series', async (t) => {
+  const { app, post, store } = await testApp(t, { authFailureLimit: 5 });
+  const revoked = await issueToken(store, { name: 'revoked' });
+  const expired = await issueToken(store, { name: 'expired', expiresInMs: 60_000 }, new Date(Date.now() - 3_600_000));
+  assert.ok(revoked.issued && expired.issued);
+  await store.revokeToken({ name: 'revoked' }, new Date());
+  const statuses = [
+    (await post({ id: 1, name: 'x' }, { token: null })).statusCode,
+    (await post({ id: 1, name: 'x' }, { token: generateToken() })).statusCode,
+    (await post({ id: 1, name: 'x' }, { token: revoked.token })).statusCode,
+    (await post({ id: 1, name: 'x' }, { token: expired.token })).statusCode,
+    (await post({ id: 1, name: 'x' }, { token: null })).statusCode,
+    (await post({ id: 1, name: 'x' }, { token: null })).statusCode,
+  ];
+  assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429]);
+  const text = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+  for (const [reason, count] of [['missing', 2], ['unknown', 1], ['revoked', 1], ['expired', 1], ['rate_limited', 1]] as const) {
+    assert.equal(sample(text, 'plantstore_auth_failures_total', `{reason="${reason}"}`), count, reason);
+  }
 });

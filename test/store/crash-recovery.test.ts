@@ -1,31 +1,25 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
-import Database from 'better-sqlite3';
+import { sqliteDriver } from '../../src/store/sqlite/driver.js';
 import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
 import { testBackends } from '../helpers/backends.js';
+import { fleetSkipReason, pooledPostgres } from '../helpers/fleet.js';
+import { seededRandom } from '../helpers/seeded-random.js';
+
+const Database = sqliteDriver();
 
 /** Replay a failure with PLANTSTORE_CRASH_SEED=<the seed printed by the failing run>. */
 const SEED = Number(process.env['PLANTSTORE_CRASH_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
 const KILLS = Number(process.env['PLANTSTORE_CRASH_KILLS'] ?? 20);
 const CLIENTS = 16;
 
-/** mulberry32: a small seeded generator, so that a run can be replayed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-for (const backend of await testBackends()) {
+// PgBouncer too where it is installed (the fleet tests say so once when it is not).
+const pooled = (await fleetSkipReason()) === undefined ? [pooledPostgres] : [];
+for (const backend of [...(await testBackends('the crash test')), ...pooled]) {
   test(`${backend.name}: kill -9 at random moments under concurrent creates loses no acknowledged plant (seed ${SEED})`, async (t) => {
     t.diagnostic(`crash test seed: ${SEED} (replay with PLANTSTORE_CRASH_SEED=${SEED})`);
-    const next = random(SEED);
+    const next = seededRandom(SEED);
     const env = { DATABASE_URL: await backend.freshUrl(t) };
     const token = await createToken(env, 'crash');
     const acknowledged = new Map<string, string>();
@@ -34,6 +28,7 @@ for (const backend of await testBackends()) {
     for (let kill = 0; kill < KILLS; kill++) {
       const server = await startServer(t, env);
       let running = true;
+      let killed = false;
       const clients = Array.from({ length: CLIENTS }, async () => {
         while (running) {
           const id = (2n ** 53n + counter++).toString();
@@ -44,15 +39,19 @@ for (const backend of await testBackends()) {
             else assert.fail(`unexpected ${response.status}: ${response.body}`);
           } catch (error) {
             if (error instanceof assert.AssertionError) throw error;
-            return; // The server died under this request: it was never acknowledged.
+            // A server that dies by itself under load fails the test: only the kill may cut a request.
+            assert.ok(killed, `a client saw ${String((error as Error).cause ?? error)} before the kill`);
+            return; // The kill cut this request: it was never acknowledged.
           }
         }
       });
       await sleep(20 + Math.floor(next() * 250));
+      killed = true;
       const stopped = server.stop('SIGKILL');
       running = false;
       await Promise.all(clients);
       await stopped;
+      assert.equal(server.child.signalCode, 'SIGKILL', `server ${kill} was ended by the test's kill, not by itself`);
     }
 
     const exported = await runCli(['plants', 'export'], env);

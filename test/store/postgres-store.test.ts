@@ -16,6 +16,12 @@ if (!(await postgresReachable())) {
     return store;
   });
 
+  test('postgres: commits are durable as the store sees the server: synchronous_commit and fsync on', async (t) => {
+    const store = await PostgresStore.open(await freshPostgresDatabase(t), { poolSize: 2 });
+    t.after(() => store.close());
+    assert.deepEqual(await store.settings(), { synchronousCommit: 'on', fsync: 'on' });
+  });
+
   test('postgres: ids are BIGINT and stored exactly', async (t) => {
     const url = await freshPostgresDatabase(t);
     const store = await PostgresStore.open(url, { poolSize: 2 });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import type { NewPlant } from '../../src/plants/plant.js';
 import type { CreatePlantResult, Store } from '../../src/store/store.js';
+import type { Subscription } from '../../src/store/webhook-store.js';
 
 async function createOne(store: Store, plant: NewPlant): Promise<CreatePlantResult> {
   const results = await store.createPlants([plant]);
@@ -119,4 +120,100 @@ export function storeContract(backend: string, openFresh: (t: TestContext) => Pr
     const store = await openFresh(t);
     await store.ping();
   });
+
+  test(`${backend}: a created plant gets one outbox message per active subscription in its batch; a replay or a conflict gets none`, async (t) => {
+    const store = await openFresh(t);
+    await store.createPlants([{ id: 1n, name: 'before any subscription' }]);
+    const one = await addSubscription(store, 'http://127.0.0.1:9/one');
+    const two = await addSubscription(store, 'http://127.0.0.1:9/two');
+    let written = 0;
+    store.webhooks.onMessagesWritten(() => (written += 1));
+    const id = 9007199254740993n;
+    const results = await store.createPlants([
+      { id, name: 'Fern', tag: 'leafy' },
+      { id, name: 'Fern', tag: 'leafy' },
+      { id: 1n, name: 'before any subscription' },
+      { id: 1n, name: 'another' },
+      { id: -5n, name: 'Moss' },
+    ]);
+    assert.deepEqual(results.map((result) => result.outcome), ['created', 'replayed', 'replayed', 'conflict', 'created']);
+    assert.equal(written, 1, 'told once, after the commit');
+    await store.createPlants([{ id, name: 'Fern', tag: 'leafy' }]);
+    assert.equal(written, 1, 'a replay writes nothing');
+    for (const subscription of [one, two]) {
+      const claimed = await store.webhooks.claimMessages({ subscriptionId: subscription.id, owner: 'a', limit: 10, leaseMs: 60_000 });
+      // Order is not promised: compared by plant id.
+      assert.deepEqual(
+        claimed
+          .map((message) => ({ plant: message.plant, attempt: message.attempt, subscriptionId: message.subscriptionId }))
+          .sort((a, b) => (a.plant.id < b.plant.id ? -1 : 1)),
+        [
+          { plant: { id: -5n, name: 'Moss' }, attempt: 1, subscriptionId: subscription.id },
+          { plant: { id, name: 'Fern', tag: 'leafy' }, attempt: 1, subscriptionId: subscription.id },
+        ],
+      );
+    }
+    assert.deepEqual(
+      (await store.webhooks.listSubscriptions()).map((listed) => [listed.id, listed.pending]),
+      [
+        [one.id, 2],
+        [two.id, 2],
+      ],
+    );
+  });
+
+  test(`${backend}: a claim leases messages to one owner; after the lease another owner takes them, and the first can no longer settle`, async (t) => {
+    const store = await openFresh(t);
+    const subscription = await addSubscription(store, 'http://127.0.0.1:9/hook');
+    await store.createPlants([{ id: 1n, name: 'a' }, { id: 2n, name: 'b' }, { id: 3n, name: 'c' }]);
+    const claim = (owner: string, leaseMs: number) => store.webhooks.claimMessages({ subscriptionId: subscription.id, owner, limit: 2, leaseMs });
+    const first = await claim('a', 200);
+    assert.deepEqual(first.map((message) => message.plant.id), [1n, 2n], 'oldest first, at most the limit');
+    const second = await claim('b', 60_000);
+    assert.deepEqual(second.map((message) => message.plant.id), [3n], 'leased messages are not claimed again');
+    assert.deepEqual(await claim('b', 60_000), []);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const taken = await claim('b', 60_000);
+    assert.deepEqual(taken.map((message) => [message.plant.id, message.attempt]), [[1n, 2], [2n, 2]], 'after the lease, a second attempt');
+    // The first owner's late outcomes change nothing.
+    await store.webhooks.settleMessages('a', first.map((message) => ({ messageId: message.id, subscriptionId: subscription.id, attempt: message.attempt, outcome: 'delivered' as const })));
+    assert.deepEqual((await store.webhooks.listSubscriptions()).map((listed) => [listed.pending, listed.delivered]), [[3, 0]]);
+    await store.webhooks.settleMessages('b', [
+      { messageId: taken[0]!.id, subscriptionId: subscription.id, attempt: 2, outcome: 'delivered' },
+      { messageId: taken[1]!.id, subscriptionId: subscription.id, attempt: 2, outcome: 'failed', error: 'HTTP 500' },
+      { messageId: second[0]!.id, subscriptionId: subscription.id, attempt: 1, outcome: 'retry', retryInMs: 0, error: 'ECONNREFUSED' },
+    ]);
+    const [listed] = await store.webhooks.listSubscriptions();
+    assert.deepEqual([listed?.pending, listed?.delivered, listed?.failed], [1, 1, 1]);
+    assert.ok(listed?.lastError === 'HTTP 500' || listed?.lastError === 'ECONNREFUSED', `last error ${listed?.lastError}`);
+    const retried = await claim('c', 60_000);
+    assert.deepEqual(retried.map((message) => [message.plant.id, message.attempt]), [[3n, 2]], 'a retry comes due again');
+    // Finished messages go once past the retention; the pending one stays.
+    assert.equal(await store.webhooks.pruneMessages(new Date(Date.now() - 60_000)), 0);
+    assert.equal(await store.webhooks.pruneMessages(new Date(Date.now() + 1000)), 2);
+    assert.deepEqual((await store.webhooks.backlog()).map((row) => [row.subscriptionId, row.pending]), [[subscription.id, 1]]);
+  });
+
+  test(`${backend}: removing a subscription drops its pending messages and writes no more; rotating keeps the old secret`, async (t) => {
+    const store = await openFresh(t);
+    const kept = await addSubscription(store, 'http://127.0.0.1:9/kept');
+    const removed = await addSubscription(store, 'http://127.0.0.1:9/removed');
+    await store.createPlants([{ id: 1n, name: 'a' }]);
+    assert.equal(await store.webhooks.removeSubscription(removed.id), true);
+    assert.equal(await store.webhooks.removeSubscription(removed.id), false);
+    await store.createPlants([{ id: 2n, name: 'b' }]);
+    assert.deepEqual(await store.webhooks.claimMessages({ subscriptionId: removed.id, owner: 'a', limit: 10, leaseMs: 1000 }), []);
+    assert.deepEqual((await store.webhooks.listSubscriptions()).map((listed) => [listed.id, listed.pending]), [[kept.id, 2]]);
+    assert.deepEqual((await store.webhooks.activeSubscriptions()).map((active) => active.id), [kept.id]);
+    const until = new Date(Date.now() + 3_600_000);
+    const rotated = await store.webhooks.rotateSecret(kept.id, 'whsec_bmV3', until);
+    assert.equal(rotated?.secret, 'whsec_bmV3');
+    assert.equal(rotated?.previousSecret, kept.secret);
+    assert.equal(rotated?.previousSecretUntil?.getTime(), until.getTime());
+    assert.equal(await store.webhooks.rotateSecret(removed.id, 'whsec_eA==', until), undefined);
+  });
+}
+
+function addSubscription(store: Store, url: string): Promise<Subscription> {
+  return store.webhooks.addSubscription({ url, description: null, secret: `whsec_${Buffer.from(url).toString('base64')}`, key: 'k', createdAt: new Date() });
 }

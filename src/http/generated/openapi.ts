@@ -15,7 +15,20 @@ export interface paths {
         put?: never;
         /**
          * Create a plant
-         * @description Creates a new plant in the store.
+         * @description Creates a new plant in the store, and answers 200 with the plant once
+         *     it is committed to disk: a 200 is never lost to a crash.
+         *
+         *     The checks run in this order: authentication (401, or 429 for an
+         *     address that failed too often), the media type (415), the body's
+         *     size (413), the body itself (400); then the id decides: a new id is
+         *     stored (200), an id stored with the same name and tag answers 200
+         *     again without storing anything, and an id stored with a different
+         *     name or tag answers 409. Properties beyond `id`, `name` and `tag` are
+         *     accepted and ignored.
+         *
+         *     Retrying is always safe, with the same body: after a network error,
+         *     a timeout, or a 503 (after its `Retry-After`). Never retry a 4xx
+         *     unchanged: it would fail the same way.
          */
         post: operations["addPlant"];
         delete?: never;
@@ -31,7 +44,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This document, as JSON */
+        /**
+         * This document, as JSON
+         * @description The OpenAPI document of the service, the one the server validates
+         *     requests with. Ids in its examples keep every digit.
+         */
         get: operations["getOpenApiDocument"];
         put?: never;
         post?: never;
@@ -50,7 +67,9 @@ export interface paths {
         };
         /**
          * Liveness
-         * @description Answers 200 while the process can serve requests.
+         * @description Answers 200 while the process can serve requests. It never looks at
+         *     the store, so that an orchestrator restarts the process only when the
+         *     process itself fails, not while the database is away.
          */
         get: operations["getHealth"];
         put?: never;
@@ -70,7 +89,10 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description Answers 200 when the store answers a query within one second, else 503.
+         * @description Answers 200 when the store answers a query within one second, else
+         *     503: a load balancer sends traffic to this instance only while it is
+         *     ready. Also 503 from the moment the process begins to stop, so that a
+         *     load balancer stops sending to it first.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -103,34 +125,109 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    plantCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A plant was created
+         * @description Sent to every webhook subscription for each plant created after the
+         *     subscription was added (a replay of a plant sends nothing), as the
+         *     Standard Webhooks specification describes, so that its libraries
+         *     verify it. The message is stored in the transaction that stores the
+         *     plant: every plant answered 200 is sent, and no plant that was not
+         *     stored ever is.
+         *
+         *     Delivery is at least once and in no promised order: a message can
+         *     come again (after a crash, a timeout, an answer lost), always with the
+         *     same `webhook-id`, so receivers keep the ids they have seen and drop
+         *     repeats. Any 2xx answer delivers; anything else, a redirect included,
+         *     or no answer within `WEBHOOK_TIMEOUT_MS`, is retried with exponential
+         *     backoff for `WEBHOOK_RETRY_FOR_MS` (3 days by default).
+         *
+         *     The signature is `v1,` and the base64 HMAC-SHA256 of
+         *     `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+         *     part of the subscription's secret after `whsec_`. For 24 hours after
+         *     `plantstore webhook rotate-secret` the header holds two signatures,
+         *     separated by a space, one per secret: either one verifying is enough.
+         */
+        post: operations["plantCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        /** @description A plant in the store, as the service answers it. */
         Plant: {
-            /** @description The name of the plant */
+            /**
+             * @description The name of the plant
+             * @example Monstera
+             */
             name: string;
-            /** @description Tag that specifies the type of the plant */
+            /**
+             * @description Tag that specifies the type of the plant
+             * @example aroid
+             */
             tag?: string;
         };
+        /** @description A plant to create, with the id the client chose for it. */
         NewPlant: components["schemas"]["Plant"] & {
             /**
              * Format: int64
              * @description Identification number of the plant, chosen by the client; a
-             *     signed 64-bit integer, kept exact end to end.
+             *     signed 64-bit integer, kept exact end to end. Beyond 2^53 a
+             *     JavaScript `number` rounds it: keep it as a `bigint` or a
+             *     decimal string.
+             * @example 7
              */
             id: number;
         };
+        /** @description The body of the `plantCreated` webhook (Standard Webhooks' event shape). */
+        PlantCreatedEvent: {
+            /**
+             * @description The kind of event; the service sends this one.
+             * @constant
+             */
+            type: "plant.created";
+            /**
+             * Format: date-time
+             * @description When the plant was stored (RFC 3339, UTC, milliseconds); the same on every attempt.
+             * @example 2026-11-23T10:00:00.000Z
+             */
+            timestamp: string;
+            /** @description The plant, its id with every digit (see NewPlant); `tag` is absent when the plant has none. */
+            data: components["schemas"]["NewPlant"];
+        };
+        /** @description The body of every error answer. */
         Error: {
             /**
              * Format: int32
              * @description The HTTP status code of the answer.
+             * @example 409
              */
             error: number;
-            /** @description What went wrong, for a person to act on. */
+            /**
+             * @description What went wrong, for a person to act on.
+             * @example A plant with this id already exists with a different name or tag: id 7 is taken by another plant
+             */
             message: string;
         };
+        /** @description The answer of the liveness and readiness checks. */
         Health: {
-            /** @enum {string} */
+            /**
+             * @description Always `ok`; a failing check answers an error instead.
+             * @enum {string}
+             */
             status: "ok";
         };
     };
@@ -138,7 +235,10 @@ export interface components {
         /**
          * @description unexpected error: the body is not JSON, not an object, or a field is
          *     missing or of the wrong type; the message names the field. Also a
-         *     malformed HTTP request.
+         *     body with a key twice with different values, a `__proto__` or
+         *     `constructor.prototype` key, or arrays and objects nested deeper
+         *     than 1000 levels; a name or tag that is not valid Unicode (a lone
+         *     surrogate) or holds U+0000; and a malformed HTTP request.
          */
         BadRequest: {
             headers: {
@@ -148,10 +248,27 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The bearer token is missing, malformed, unknown, revoked or expired. */
+        /**
+         * @description The bearer token is missing, malformed, unknown, revoked or expired; or
+         *     a JWT that is not valid here (signature, issuer, audience, time, algorithm).
+         */
         Unauthorized: {
             headers: {
                 /** @description The bearer challenge of RFC 6750. */
+                "WWW-Authenticate"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The bearer token is a valid JWT that does not grant the scope creating plants needs. */
+        InsufficientScope: {
+            headers: {
+                /**
+                 * @description The bearer challenge of RFC 6750 naming the scope:
+                 *     `Bearer realm="plantstore", error="insufficient_scope", scope="plants:write"`.
+                 */
                 "WWW-Authenticate"?: string;
                 [name: string]: unknown;
             };
@@ -188,7 +305,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description A plant with this id is already stored with a different name or tag. */
+        /** @description A plant with this id is already stored with a different name or tag; nothing changed. */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -197,7 +314,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is larger than the server's limit (64 KiB unless configured). */
+        /** @description The body is larger than the server's limit (64 KiB unless configured); the connection is closed. */
         PayloadTooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -229,7 +346,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The request headers are larger than the server accepts; the connection is closed. */
+        /** @description The request headers are larger than the server accepts (16 KiB); the connection is closed. */
         HeadersTooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -238,7 +355,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The server failed; the detail is in its log under the request id. */
+        /** @description The server failed; the detail is in its log under the request id (`X-Request-Id`), never in the answer. */
         InternalError: {
             headers: {
                 [name: string]: unknown;
@@ -247,7 +364,13 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The store cannot take writes now; retry after the number of seconds in `Retry-After`. */
+        /**
+         * @description The store cannot take writes now, too many writes are waiting, the
+         *     instance is stopping, or a JWT cannot be checked because the identity
+         *     provider's keys cannot be fetched; nothing of the request was stored
+         *     unless it was already. Retry with the same body after the number of
+         *     seconds in `Retry-After`.
+         */
         Unavailable: {
             headers: {
                 /** @description Seconds to wait before retrying. */
@@ -280,7 +403,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description plant response */
+            /**
+             * @description plant response: the plant is stored (or was already stored with
+             *     the same name and tag). The body is the Plant, without its id;
+             *     `tag` is left out when the plant has none.
+             */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -291,6 +418,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             405: components["responses"]["MethodNotAllowed"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["Conflict"];
@@ -382,6 +510,42 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+        };
+    };
+    plantCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id, the same on every attempt of it; receivers deduplicate by it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in seconds since the Unix epoch; receivers refuse one far from their clock (replays). */
+                "webhook-timestamp": string;
+                /** @description One or two space-separated signatures, each `v1,<base64 HMAC-SHA256>`. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlantCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer (200, 202, 204, ...) delivers the message; its body is not read beyond a few KiB. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status, or no answer within `WEBHOOK_TIMEOUT_MS`, and the message is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

@@ -19,17 +19,18 @@ export function plantsRoutes(app: FastifyInstance, deps: { writer: GroupCommit; 
       body: exactInt64Schema(componentSchema('NewPlant')),
       response: { 200: componentSchema('Plant'), '4xx': errorSchema, '5xx': errorSchema },
     },
-    onRequest: bearerAuth(deps.verifier, deps.limiter, deps.metrics),
-    preParsing: requireJsonMediaType,
-    handler: async (request) => {
-      try {
-        const { plant, outcome } = await createPlant(deps.writer, request.body as NewPlant);
-        deps.metrics.plantCreates.inc({ outcome });
-        return plant;
-      } catch (error) {
-        if (error instanceof ServiceError && error.code === 'PLANT_CONFLICT') deps.metrics.plantCreates.inc({ outcome: 'conflict' });
-        throw error;
-      }
+    onRequest: [bearerAuth(deps.verifier, deps.limiter, deps.metrics), requireJsonMediaType],
+    // Not async: the answer is sent from the group commit's callback, with no promise per request.
+    handler: (request, reply) => {
+      createPlant(deps.writer, request.body as NewPlant, (error, created) => {
+        if (error === undefined) {
+          deps.metrics.countCreate(created!.outcome);
+          void reply.send(created!.plant);
+          return;
+        }
+        if (error instanceof ServiceError && error.code === 'PLANT_CONFLICT') deps.metrics.countCreate('conflict');
+        void reply.send(error);
+      });
     },
   });
   allowOnly(app, '/plants', ['POST']);

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { componentSchema, openApiDocument } from '../contract.js';
+import { componentSchema, openApiJson } from '../contract.js';
 import { ServiceError } from '../../errors.js';
 import type { Store } from '../../store/store.js';
 import { allowOnly } from '../method-not-allowed.js';
@@ -8,8 +8,7 @@ import { allowOnly } from '../method-not-allowed.js';
 const READY_TIMEOUT_MS = 1000;
 
 /** The routes that need no token: liveness, readiness and the contract itself. */
-export function systemRoutes(app: FastifyInstance, deps: { store: Store }): void {
-  const documentJson = JSON.stringify(openApiDocument);
+export function systemRoutes(app: FastifyInstance, deps: { store: Store; stopping: () => boolean }): void {
   const health = { schema: { response: { 200: componentSchema('Health'), '5xx': componentSchema('Error') } } };
 
   // Liveness: the process answers. It never looks at the store, so that an
@@ -17,14 +16,16 @@ export function systemRoutes(app: FastifyInstance, deps: { store: Store }): void
   app.get('/healthz', health, async () => ({ status: 'ok' }));
   allowOnly(app, '/healthz', ['GET']);
 
-  // Readiness: the store answers a real query in time; a load balancer sends traffic only then.
+  // Readiness: the store answers a real query in time, and the process is not stopping; a load
+  // balancer sends traffic only then.
   app.get('/readyz', health, async () => {
+    if (deps.stopping()) throw new ServiceError('STOPPING');
     await withTimeout(deps.store.ping(), READY_TIMEOUT_MS);
     return { status: 'ok' };
   });
   allowOnly(app, '/readyz', ['GET']);
 
-  app.get('/openapi.json', async (_request, reply) => reply.type('application/json; charset=utf-8').send(documentJson));
+  app.get('/openapi.json', async (_request, reply) => reply.type('application/json; charset=utf-8').send(openApiJson));
   allowOnly(app, '/openapi.json', ['GET']);
 }
 

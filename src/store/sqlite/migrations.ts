@@ -28,6 +28,45 @@ export const migrations: readonly Migration[] = [
       CREATE UNIQUE INDEX tokens_active_name ON tokens (name) WHERE revoked_at IS NULL;
     `,
   },
+  {
+    version: 2,
+    name: 'create webhook subscriptions and messages',
+    sql: `
+      CREATE TABLE webhook_subscriptions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        url TEXT NOT NULL,
+        description TEXT,
+        -- Signing needs the secret itself (HMAC), so unlike a token it cannot be kept as a hash.
+        secret TEXT NOT NULL,
+        key TEXT NOT NULL,
+        previous_secret TEXT,
+        previous_secret_until INTEGER,
+        created_at INTEGER NOT NULL,
+        removed_at INTEGER,
+        delivered INTEGER NOT NULL DEFAULT 0,
+        failed INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        last_error_at INTEGER,
+        last_delivered_at INTEGER
+      ) STRICT;
+
+      -- The outbox. A pending message is due at next_attempt_at; a claim moves that past its lease.
+      CREATE TABLE webhook_messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        subscription_id INTEGER NOT NULL,
+        plant_id INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        lease_owner TEXT,
+        finished_at INTEGER
+      ) STRICT;
+
+      CREATE INDEX webhook_messages_due ON webhook_messages (subscription_id, next_attempt_at) WHERE state = 'pending';
+      CREATE INDEX webhook_messages_finished ON webhook_messages (finished_at) WHERE state <> 'pending';
+    `,
+  },
 ];
 
 /**

@@ -1,11 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
-import { ServiceError } from '../../errors.js';
+import type Database from 'better-sqlite3';
 import type { NewPlant } from '../../plants/plant.js';
+import type { WebhookStore } from '../webhook-store.js';
 import { type CreatePlantResult, type NewTokenRecord, type Store, type StoredToken, tokenClash, type TokenRecord, type TokenRef } from '../store.js';
+import { sqliteDriver } from './driver.js';
+import { translateError, translateErrors } from './errors.js';
 import { migrate } from './migrations.js';
 import { type PlantRow, plantWriter, toNewPlant } from './plant-writes.js';
+import { SqliteWebhookStore } from './webhook-store.js';
 
 interface TokenRow {
   id: number;
@@ -16,7 +19,8 @@ interface TokenRow {
 }
 
 /**
- * The embedded store: one SQLite file through better-sqlite3.
+ * The embedded store: one SQLite file through better-sqlite3 (the build for
+ * this Node.js line, see driver.ts).
  *
  * WAL with synchronous=FULL makes every commit durable before the call
  * returns, so a 200 sent after it survives `kill -9` and power loss.
@@ -35,10 +39,15 @@ export class SqliteStore implements Store {
   readonly #db: Database.Database;
   readonly #writePlants: (plants: readonly NewPlant[]) => CreatePlantResult[];
   readonly #statements;
+  readonly #outbox: Database.Database;
+  readonly webhooks: WebhookStore;
 
-  private constructor(db: Database.Database) {
+  private constructor(db: Database.Database, outbox: Database.Database) {
     this.#db = db;
-    this.#writePlants = plantWriter(db);
+    this.#outbox = outbox;
+    const webhooks = new SqliteWebhookStore(outbox);
+    this.webhooks = translatedWebhookStore(webhooks);
+    this.#writePlants = plantWriter(db, () => webhooks.messagesWritten());
     this.#statements = {
       listPlants: db.prepare('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?').safeIntegers(true),
       listPlantsFromStart: db.prepare('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?').safeIntegers(true),
@@ -71,18 +80,30 @@ export class SqliteStore implements Store {
   static open(path: string): SqliteStore {
     return translateErrors(() => {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-      const db = new Database(path);
+      const Driver = sqliteDriver();
+      const db = new Driver(path);
+      let outbox: Database.Database | undefined;
       try {
         db.pragma('journal_mode = WAL');
         db.pragma('synchronous = FULL');
         db.pragma('busy_timeout = 5000');
         db.pragma('cache_size = -2048');
         migrate(db);
+        // The webhook outbox's claims and settlements: see SqliteWebhookStore for why NORMAL is enough.
+        // An in-memory database is one per connection, so there the one connection serves both.
+        if (path === ':memory:') outbox = db;
+        else {
+          outbox = new Driver(path);
+          outbox.pragma('synchronous = NORMAL');
+          outbox.pragma('busy_timeout = 5000');
+          outbox.pragma('cache_size = -512');
+        }
       } catch (error) {
+        if (outbox !== db) outbox?.close();
         db.close();
         throw error;
       }
-      return new SqliteStore(db);
+      return new SqliteStore(db, outbox);
     });
   }
 
@@ -153,7 +174,7 @@ export class SqliteStore implements Store {
               token.revokedAt?.getTime() ?? null,
             );
           } catch (error) {
-            if (error instanceof Database.SqliteError && error.code.startsWith('SQLITE_CONSTRAINT')) {
+            if (error instanceof sqliteDriver().SqliteError && error.code.startsWith('SQLITE_CONSTRAINT')) {
               throw tokenClash(token);
             }
             throw error;
@@ -193,6 +214,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    if (this.#outbox.open) this.#outbox.close();
     if (this.#db.open) this.#db.close();
   }
 }
@@ -207,25 +229,22 @@ function toTokenRecord(row: TokenRow): TokenRecord {
   };
 }
 
-/**
- * SQLite's result codes for "the database cannot do this now": locked past
- * the busy timeout, disk full, I/O error, read-only file, file gone. They
- * become the domain's STORE_UNAVAILABLE (503), and the process lives on.
- */
-const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CANTOPEN|NOTADB|CORRUPT|PROTOCOL)/;
-
-function isUnavailable(error: { code?: unknown; message?: unknown }): boolean {
-  return (
-    (typeof error.code === 'string' && UNAVAILABLE.test(error.code)) ||
-    (typeof error.message === 'string' && /database connection is not open/.test(error.message))
-  );
-}
-
-function translateErrors<T>(operation: () => T): T {
-  try {
-    return operation();
-  } catch (error) {
-    if (error instanceof Error && isUnavailable(error)) throw new ServiceError('STORE_UNAVAILABLE', { cause: error });
-    throw error;
-  }
+/** The outbox with SQLite's errors translated like the store's own. */
+function translatedWebhookStore(store: SqliteWebhookStore): WebhookStore {
+  const translate =
+    <A extends unknown[], R>(method: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> =>
+      method.apply(store, args).catch((error: unknown) => Promise.reject(translateError(error)));
+  return {
+    addSubscription: translate(store.addSubscription),
+    listSubscriptions: translate(store.listSubscriptions),
+    activeSubscriptions: translate(store.activeSubscriptions),
+    removeSubscription: translate(store.removeSubscription),
+    rotateSecret: translate(store.rotateSecret),
+    claimMessages: translate(store.claimMessages),
+    settleMessages: translate(store.settleMessages),
+    pruneMessages: translate(store.pruneMessages),
+    backlog: translate(store.backlog),
+    onMessagesWritten: (listener) => store.onMessagesWritten(listener),
+  };
 }

@@ -1,0 +1,81 @@
+// npx tsx bench/compare-builds.ts [--rounds N] [--seconds S] [--store sqlite|postgres] TARGET...
+// CPU per request and req/s of several builds of the service (and the durable floor), measured in
+// turn, round after round, under the benchmark's load (64 connections), each on a fresh store: the
+// way to tell what a change to the write path bought on a shared machine, where one build measured
+// now and another later differ by whatever else ran meanwhile. A TARGET is `floor`, or a folder
+// holding a build's bin/, dist/ and openapi/ with node_modules beside them (for an earlier commit:
+// `git worktree add DIR COMMIT`, then `npm ci && npm run build` in it). Prints each round, then the
+// medians and the lowest figure of each target (the lowest is the round least disturbed).
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { parseArgs } from 'node:util';
+import { loadGenerator } from './load/load-generator.js';
+import { freshStore, type StoreKind } from './stores.js';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+const { values, positionals: targets } = parseArgs({
+  allowPositionals: true,
+  options: {
+    rounds: { type: 'string', default: '5' },
+    seconds: { type: 'string', default: '5' },
+    store: { type: 'string', default: 'sqlite' },
+    'postgres-url': { type: 'string', default: process.env['PLANTSTORE_TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test' },
+  },
+});
+if (targets.length === 0) throw new Error('name at least one target: floor, or the folder of a build');
+const pinned = availableParallelism() >= 2;
+const taskset = (cpu: number, command: string[]) => (pinned ? ['taskset', '-c', String(cpu), ...command] : command);
+
+/** utime + stime of the process and all its threads, in seconds (fields 14 and 15 of /proc/PID/stat). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+const figures = new Map<string, { cpu: number[]; rps: number[] }>(targets.map((target) => [target, { cpu: [], rps: [] }]));
+let idBase = 1;
+for (let round = 1; round <= Number(values.rounds); round++) {
+  for (const target of targets) {
+    const bench = await freshStore(values.store as StoreKind, values['postgres-url']);
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    // A build runs with the V8 flags of its bin/plantstore's first line, as `npm run bench` runs the service.
+    const command =
+      target === 'floor'
+        ? [process.execPath, `${ROOT}bench/baseline-server.mjs`, String(port), bench.url]
+        : [process.execPath, '--max-semi-space-size=8', '--heap-growing-percent=50', `${target}/bin/plantstore`, 'serve', '--port', String(port)];
+    const [file, ...args] = taskset(0, command);
+    const child = spawn(file!, args, { env: { ...process.env, BASELINE_TOKEN: bench.token, DATABASE_URL: bench.url }, stdio: ['ignore', 'ignore', 'inherit'] });
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      for (let attempt = 0; ; attempt++) {
+        if (attempt === 200 || child.exitCode !== null) throw new Error(`${target} did not start`);
+        if (await fetch(`${url}/healthz`).then(() => true, () => false)) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const run = (seconds: number) => loadGenerator.run({ url, token: bench.token, connections: 64, seconds, idBase: idBase++ * 2 ** 40, cpu: pinned ? 1 : undefined });
+      await run(2);
+      const before = cpuSeconds(child.pid!);
+      const result = await run(Number(values.seconds));
+      const cpuUs = ((cpuSeconds(child.pid!) - before) * 1e6) / result.requests;
+      figures.get(target)!.cpu.push(cpuUs);
+      figures.get(target)!.rps.push(result.requestsPerSecond);
+      process.stdout.write(`round ${round}: ${target}: ${cpuUs.toFixed(1)} µs of CPU a request, ${Math.round(result.requestsPerSecond)} req/s\n`);
+    } finally {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+      await bench.cleanup();
+    }
+  }
+}
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+process.stdout.write('\n| target | CPU µs a request: median (lowest) | req/s: median (highest) |\n|---|---|---|\n');
+for (const [target, { cpu, rps }] of figures) {
+  process.stdout.write(`| ${target} | ${median(cpu).toFixed(1)} (${Math.min(...cpu).toFixed(1)}) | ${Math.round(median(rps))} (${Math.round(Math.max(...rps))}) |\n`);
+}

@@ -1,0 +1,126 @@
+// npx tsx bench/profile.ts [--store sqlite|postgres] [--seconds S] [--floor] [--bin PATH]: a CPU
+// profile of the service (or, with --floor, of the durable floor) under the benchmark's load (wrk,
+// 64 connections), read by layer: the time its main thread spent in each, in µs a request, beside
+// the CPU time a request cost the whole process (from /proc). --bin runs another build of
+// bin/plantstore (a copy of an earlier commit's bin/, dist/ and openapi/), to compare before and after.
+// The .cpuprofile is kept (its path is printed) for a closer look in Chrome's DevTools.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { freshStore, type StoreKind } from './stores.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const { values } = parseArgs({
+  options: {
+    store: { type: 'string', default: 'sqlite' },
+    seconds: { type: 'string', default: '10' },
+    floor: { type: 'boolean', default: false },
+    bin: { type: 'string', default: `${ROOT}/bin/plantstore` },
+    'postgres-url': { type: 'string', default: process.env['PLANTSTORE_TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test' },
+  },
+});
+
+/** Where a function's own time goes, by the file it is in: the first layer whose pattern matches. */
+const LAYERS: [string, RegExp][] = [
+  ['store: group commit and SQLite', /better-sqlite3|store\/sqlite\/|plants\/group-commit|plants\/create-plant/],
+  ['store: group commit and PostgreSQL', /node_modules\/pg|store\/postgres\//],
+  ['Fastify (routing, hooks, body, reply)', /node_modules\/(fastify|find-my-way|avvio|@fastify|fast-json-stringify|toad-cache|fast-querystring)/],
+  ['exact JSON parse', /lossless-json|secure-json-parse|http\/exact-json/],
+  ['validation (Ajv)', /node_modules\/ajv|http\/int64-keyword/],
+  ['access line and logger', /pino|sonic-boom|http\/request-completed|http\/request-logger|\/logging\.js/],
+  ['metrics', /prom-client|\/metrics\.js|request-durations/],
+  ['authentication and media type', /http\/bearer-auth|\/tokens\/|http\/json-media-type/],
+  ['request id', /http\/request-id|node:internal\/crypto/],
+  ['the route and the other hooks', /http\/routes\/|\/app\.js|security-headers|error-handler/],
+  ['the floor\'s own handler', /baseline-server/],
+  ['node:http, net, streams, events, timers', /^node:/],
+];
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string };
+  children?: number[];
+}
+
+const bench = await freshStore(values.store as StoreKind, values['postgres-url']);
+const dir = mkdtempSync(join(tmpdir(), 'plantstore-profile-'));
+const port = 20000 + Math.floor(Math.random() * 20000);
+const profiling = ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${dir}`];
+// The floor has no signal handler of its own; this one lets it exit normally, which writes the profile.
+const floorExit = `--import=data:text/javascript,process.on('SIGTERM',()=>process.exit(0))`;
+const command = values.floor
+  ? [...profiling, floorExit, `${ROOT}/bench/baseline-server.mjs`, String(port), bench.url]
+  : // The V8 flags of bin/plantstore's first line, which a plain `node bin/plantstore` would not apply.
+    [...profiling, '--max-semi-space-size=8', '--heap-growing-percent=50', values.bin, 'serve', '--port', String(port)];
+const child = spawn('taskset', ['-c', '0', process.execPath, ...command], {
+  env: { ...process.env, BASELINE_TOKEN: bench.token, DATABASE_URL: bench.url },
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
+try {
+  await until(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status > 0);
+  const cpuBefore = cpuSeconds(child.pid!);
+  const output = execFileSync('taskset', ['-c', '1', 'wrk', '-t1', '-c64', `-d${values.seconds}s`, '-s', `${ROOT}/bench/load/post-plants.lua`, `http://127.0.0.1:${port}`, '--', bench.token, String(2 ** 41)]).toString();
+  const result = JSON.parse(/^RESULT (.*)$/m.exec(output)![1]!) as { requests: number; seconds: number };
+  const cpuUsPerRequest = ((cpuSeconds(child.pid!) - cpuBefore) * 1e6) / result.requests;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+  const file = join(dir, readdirSync(dir).find((name) => name.endsWith('.cpuprofile'))!);
+  report(file, result.requests, result.seconds, cpuUsPerRequest);
+} finally {
+  if (child.exitCode === null) child.kill('SIGKILL');
+  await bench.cleanup();
+}
+
+function report(file: string, requests: number, seconds: number, cpuUsPerRequest: number): void {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parents = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
+  // A native function (no file) counts towards the JavaScript that called it; GC and the idle loop are their own.
+  const layerOf = (id: number): string => {
+    for (let at: number | undefined = id; at !== undefined; at = parents.get(at)) {
+      const { url, functionName } = nodes.get(at)!.callFrame;
+      if (url === '') {
+        if (functionName.startsWith('(')) return functionName;
+        continue;
+      }
+      return LAYERS.find(([, pattern]) => pattern.test(url))?.[0] ?? 'other';
+    }
+    return 'other';
+  };
+  const microseconds = new Map<string, number>();
+  profile.samples.forEach((id, i) => {
+    const layer = layerOf(id);
+    microseconds.set(layer, (microseconds.get(layer) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
+  microseconds.delete('(idle)');
+  const busy = [...microseconds.values()].reduce((sum, value) => sum + value, 0);
+  process.stdout.write(
+    `${values.floor ? 'durable floor' : 'service'} on ${values.store}: ${Math.round(requests / seconds)} req/s, ${cpuUsPerRequest.toFixed(1)} µs of CPU a request (/proc, profiling included); profile: ${file}\n\n`,
+  );
+  process.stdout.write('| layer | µs a request | share |\n|---|---|---|\n');
+  for (const [layer, value] of [...microseconds].sort((a, b) => b[1] - a[1])) {
+    process.stdout.write(`| ${layer} | ${(value / requests).toFixed(2)} | ${((100 * value) / busy).toFixed(1)}% |\n`);
+  }
+  process.stdout.write(`| all (the main thread's busy time, waits for the disk included) | ${(busy / requests).toFixed(2)} | 100% |\n`);
+}
+
+/** utime + stime of the process (all its threads), in seconds: fields 14 and 15 of /proc/PID/stat. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+async function until(ready: () => Promise<boolean>): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`);
+    if (await ready().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('the server did not answer');
+}

@@ -1,0 +1,24 @@
+// Writes the interactive API reference that the service serves at GET /docs:
+// the page and the script that Scalar's Fastify plugin serves, saved into
+// dist/docs/ (part of `npm run build`, after tsc). The plugin runs here, once a
+// build, instead of in the service, which streams the two files from disk: in
+// the service the plugin would hold its 4.8 MB script in memory (see
+// src/http/routes/docs-routes.ts).
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import apiReference from '@scalar/fastify-api-reference';
+import Fastify from 'fastify';
+import { DOCS_ASSETS, DOCS_PATH, PAGE_FILE, SCRIPT_FILE, scalarOptions } from '../dist/http/routes/docs-routes.js';
+
+// Where the plugin serves its page and its script under its route prefix.
+const served = { [PAGE_FILE]: `${DOCS_PATH}/`, [SCRIPT_FILE]: `${DOCS_PATH}/js/scalar.js` };
+
+const app = Fastify();
+await app.register(apiReference, scalarOptions);
+rmSync(DOCS_ASSETS, { recursive: true, force: true });
+mkdirSync(DOCS_ASSETS, { recursive: true });
+for (const [file, url] of Object.entries(served)) {
+  const answer = await app.inject({ method: 'GET', url });
+  if (answer.statusCode !== 200) throw new Error(`Scalar's plugin answered ${answer.statusCode} for ${url}: has its layout changed?`);
+  writeFileSync(file, answer.rawPayload);
+}
+await app.close();

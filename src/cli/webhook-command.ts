@@ -1,0 +1,162 @@
+import { STORE_SETTINGS } from '../config.js';
+import { addSubscription, PREVIOUS_SECRET_MS, rotateSecret } from '../webhooks/subscriptions.js';
+import { type CommandContext, CommandFailed, helpText, parseCommandLine, UsageError, withStore } from './command-line.js';
+
+const help = {
+  add: helpText(
+    'plantstore webhook add URL [--description TEXT] [--json]',
+    'Subscribes URL (http:// or https://, no credentials) to every plant created from now on, and\n' +
+      'prints the subscription id and its signing secret; the secret is shown only this once.\n' +
+      'With --json: one object with id, url and secret.',
+    STORE_SETTINGS,
+  ),
+  list: helpText(
+    'plantstore webhook list [--json]',
+    'Lists every subscription (never its secret): id, URL, state, pending messages, delivered and\n' +
+      'failed counts, and the last error.',
+    STORE_SETTINGS,
+  ),
+  remove: helpText(
+    'plantstore webhook remove ID',
+    'Removes a subscription: no attempt starts for it from then on, and its pending messages are dropped.',
+    STORE_SETTINGS,
+  ),
+  rotate: helpText(
+    'plantstore webhook rotate-secret ID [--json]',
+    'Makes a new signing secret and prints it once. For 24 hours deliveries carry a signature with\n' +
+      'the old secret and one with the new, so the receiver can switch without losing a message.',
+    STORE_SETTINGS,
+  ),
+};
+
+export const webhookHelp = helpText(
+  'plantstore webhook <add|list|remove|rotate-secret> [options]',
+  'Manages webhook subscriptions in the store named by DATABASE_URL, also while servers run on it.\n' +
+    'Run `plantstore webhook SUBCOMMAND --help` for the options of each; docs/webhooks.md for deliveries.',
+);
+
+export async function webhookCommand(argv: readonly string[], context: CommandContext): Promise<number> {
+  const [subcommand, ...rest] = argv;
+  switch (subcommand) {
+    case 'add':
+      return add(rest, context);
+    case 'list':
+      return list(rest, context);
+    case 'remove':
+      return remove(rest, context);
+    case 'rotate-secret':
+      return rotate(rest, context);
+    case undefined:
+    case '--help':
+    case '-h':
+      context.stdout.write(webhookHelp);
+      return subcommand === undefined ? 2 : 0;
+    default:
+      throw new UsageError(`unknown webhook subcommand ${JSON.stringify(subcommand)}; expected add, list, remove or rotate-secret`);
+  }
+}
+
+async function add(argv: readonly string[], context: CommandContext): Promise<number> {
+  const { values, positionals } = parseCommandLine(argv, {
+    options: { description: { type: 'string' }, json: { type: 'boolean' } },
+    settingNames: STORE_SETTINGS,
+    positionals: 1,
+  });
+  if (values.help) return printHelp(context, help.add);
+  const url = positionals[0];
+  if (url === undefined) throw new UsageError('webhook add needs the URL to deliver to');
+  return withStore(values, context, async (store) => {
+    const result = await addSubscription(store.webhooks, url, values.description);
+    if (!result.added) throw new UsageError(result.problem);
+    const { id, url: stored, secret } = result.subscription;
+    if (values.json) {
+      context.stdout.write(`${JSON.stringify({ id, url: stored, secret })}\n`);
+    } else {
+      context.stdout.write(`id: ${id}\nsecret: ${secret}\n`);
+      context.stderr.write(`Subscribed ${stored}; it receives the plants created from now on. Store the secret now: it is not shown again.\n`);
+    }
+    return 0;
+  });
+}
+
+async function list(argv: readonly string[], context: CommandContext): Promise<number> {
+  const { values } = parseCommandLine(argv, { options: { json: { type: 'boolean' } }, settingNames: STORE_SETTINGS });
+  if (values.help) return printHelp(context, help.list);
+  return withStore(values, context, async (store) => {
+    const rows = (await store.webhooks.listSubscriptions()).map((subscription) => ({
+      id: subscription.id,
+      url: subscription.url,
+      description: subscription.description,
+      // Failing: the latest outcome was a failed attempt; a 2xx since then makes it active again.
+      state:
+        subscription.lastErrorAt !== null && (subscription.lastDeliveredAt === null || subscription.lastErrorAt > subscription.lastDeliveredAt)
+          ? 'failing'
+          : 'active',
+      pending: subscription.pending,
+      delivered: subscription.delivered,
+      failed: subscription.failed,
+      lastError: subscription.lastError,
+      lastErrorAt: subscription.lastErrorAt?.toISOString() ?? null,
+      createdAt: subscription.createdAt.toISOString(),
+    }));
+    if (values.json) {
+      context.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+      return 0;
+    }
+    const table = [['ID', 'URL', 'STATE', 'PENDING', 'DELIVERED', 'FAILED', 'LAST ERROR']].concat(
+      rows.map((row) => [
+        String(row.id),
+        row.url,
+        row.state,
+        String(row.pending),
+        String(row.delivered),
+        String(row.failed),
+        row.lastError === null ? '-' : `${row.lastErrorAt} ${row.lastError}`,
+      ]),
+    );
+    const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]!.length)));
+    for (const row of table) context.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`);
+    return 0;
+  });
+}
+
+async function remove(argv: readonly string[], context: CommandContext): Promise<number> {
+  const { values, positionals } = parseCommandLine(argv, { options: {}, settingNames: STORE_SETTINGS, positionals: 1 });
+  if (values.help) return printHelp(context, help.remove);
+  const id = subscriptionId(positionals[0], 'remove');
+  return withStore(values, context, async (store) => {
+    if (!(await store.webhooks.removeSubscription(id))) throw new CommandFailed(`no webhook subscription with id ${id}`);
+    context.stderr.write(`Removed webhook subscription ${id}; its pending messages were dropped.\n`);
+    return 0;
+  });
+}
+
+async function rotate(argv: readonly string[], context: CommandContext): Promise<number> {
+  const { values, positionals } = parseCommandLine(argv, { options: { json: { type: 'boolean' } }, settingNames: STORE_SETTINGS, positionals: 1 });
+  if (values.help) return printHelp(context, help.rotate);
+  const id = subscriptionId(positionals[0], 'rotate-secret');
+  return withStore(values, context, async (store) => {
+    const rotated = await rotateSecret(store.webhooks, id);
+    if (rotated === undefined) throw new CommandFailed(`no webhook subscription with id ${id}`);
+    if (values.json) {
+      context.stdout.write(`${JSON.stringify({ id, url: rotated.url, secret: rotated.secret, previousSecretUntil: rotated.previousSecretUntil?.toISOString() })}\n`);
+    } else {
+      context.stdout.write(`secret: ${rotated.secret}\n`);
+      context.stderr.write(
+        `New secret for webhook subscription ${id}; the old one goes on signing beside it for ${PREVIOUS_SECRET_MS / 3_600_000} hours. It is not shown again.\n`,
+      );
+    }
+    return 0;
+  });
+}
+
+function subscriptionId(text: string | undefined, subcommand: string): number {
+  if (text === undefined) throw new UsageError(`webhook ${subcommand} needs the ID of a subscription`);
+  if (!/^\d{1,15}$/.test(text)) throw new UsageError(`a subscription ID is a whole number, got ${JSON.stringify(text)}`);
+  return Number(text);
+}
+
+function printHelp(context: CommandContext, text: string): number {
+  context.stdout.write(text);
+  return 0;
+}

@@ -1,0 +1,234 @@
+import type pg from 'pg';
+import type { ClaimedMessage, NewSubscription, Settlement, Subscription, SubscriptionSummary, WebhookStore } from '../webhook-store.js';
+import { translateErrors } from './errors.js';
+
+interface SubscriptionRow {
+  id: string;
+  url: string;
+  description: string | null;
+  secret: string;
+  key: string;
+  previous_secret: string | null;
+  previous_secret_until: Date | null;
+  created_at: Date;
+}
+
+/**
+ * The outbox on PostgreSQL. Every statement stands alone (autocommit), as
+ * the rest of the store's, so it works behind PgBouncer in transaction mode.
+ * Due times and leases are the database's clock (`now()`), the one clock that
+ * every instance on the database shares. A claim skips rows another instance
+ * is claiming at that moment (`FOR UPDATE SKIP LOCKED`) instead of waiting
+ * for them.
+ */
+export class PostgresWebhookStore implements WebhookStore {
+  readonly #pool: pg.Pool;
+  readonly #listeners: (() => void)[] = [];
+
+  constructor(pool: pg.Pool) {
+    this.#pool = pool;
+  }
+
+  /** Called by the store after a commit that wrote messages. */
+  messagesWritten(): void {
+    for (const listener of this.#listeners) listener();
+  }
+
+  onMessagesWritten(listener: () => void): void {
+    this.#listeners.push(listener);
+  }
+
+  async addSubscription(subscription: NewSubscription): Promise<Subscription> {
+    return translateErrors(async () => {
+      const { rows } = await this.#pool.query<SubscriptionRow>(
+        'INSERT INTO webhook_subscriptions (url, description, secret, key, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *',
+        [subscription.url, subscription.description, subscription.secret, subscription.key, subscription.createdAt],
+      );
+      return toSubscription(rows[0]!);
+    });
+  }
+
+  async listSubscriptions(): Promise<SubscriptionSummary[]> {
+    return translateErrors(async () => {
+      const { rows } = await this.#pool.query<{
+        id: string;
+        url: string;
+        description: string | null;
+        created_at: Date;
+        pending: string;
+        delivered: string;
+        failed: string;
+        last_error: string | null;
+        last_error_at: Date | null;
+        last_delivered_at: Date | null;
+      }>(
+        `SELECT s.id, s.url, s.description, s.created_at, s.delivered, s.failed, s.last_error, s.last_error_at, s.last_delivered_at,
+                (SELECT count(*) FROM webhook_messages m WHERE m.subscription_id = s.id AND m.state = 'pending') AS pending
+           FROM webhook_subscriptions s WHERE s.removed_at IS NULL ORDER BY s.id`,
+      );
+      return rows.map((row) => ({
+        id: Number(row.id),
+        url: row.url,
+        description: row.description,
+        createdAt: row.created_at,
+        pending: Number(row.pending),
+        delivered: Number(row.delivered),
+        failed: Number(row.failed),
+        lastError: row.last_error,
+        lastErrorAt: row.last_error_at,
+        lastDeliveredAt: row.last_delivered_at,
+      }));
+    });
+  }
+
+  async activeSubscriptions(): Promise<Subscription[]> {
+    return translateErrors(async () => {
+      const { rows } = await this.#pool.query<SubscriptionRow>('SELECT * FROM webhook_subscriptions WHERE removed_at IS NULL ORDER BY id');
+      return rows.map(toSubscription);
+    });
+  }
+
+  async removeSubscription(id: number): Promise<boolean> {
+    return translateErrors(async () => {
+      // One statement, so one transaction: the subscription goes and its pending messages with it.
+      const { rows } = await this.#pool.query<{ removed: boolean }>(
+        `WITH removed AS (
+           UPDATE webhook_subscriptions SET removed_at = now() WHERE id = $1 AND removed_at IS NULL RETURNING id
+         ), dropped AS (
+           DELETE FROM webhook_messages WHERE subscription_id IN (SELECT id FROM removed) AND state = 'pending'
+         )
+         SELECT EXISTS (SELECT 1 FROM removed) AS removed`,
+        [id],
+      );
+      return rows[0]!.removed;
+    });
+  }
+
+  async rotateSecret(id: number, secret: string, previousUntil: Date): Promise<Subscription | undefined> {
+    return translateErrors(async () => {
+      const { rows } = await this.#pool.query<SubscriptionRow>(
+        `UPDATE webhook_subscriptions SET previous_secret = secret, previous_secret_until = $1, secret = $2
+          WHERE id = $3 AND removed_at IS NULL RETURNING *`,
+        [previousUntil, secret, id],
+      );
+      return rows[0] && toSubscription(rows[0]);
+    });
+  }
+
+  async claimMessages({ subscriptionId, owner, limit, leaseMs }: { subscriptionId: number; owner: string; limit: number; leaseMs: number }): Promise<ClaimedMessage[]> {
+    return translateErrors(async () => {
+      const { rows } = await this.#pool.query<{
+        id: string;
+        attempts: number;
+        created_at: Date;
+        plant_id: string;
+        name: string;
+        tag: string | null;
+      }>(
+        `UPDATE webhook_messages AS m
+            SET next_attempt_at = now() + $4 * interval '1 millisecond', lease_owner = $2, attempts = m.attempts + 1
+           FROM plants AS p
+          WHERE m.id IN (SELECT id FROM webhook_messages
+                          WHERE subscription_id = $1 AND state = 'pending' AND next_attempt_at <= now()
+                          ORDER BY next_attempt_at, id LIMIT $3
+                          FOR UPDATE SKIP LOCKED)
+            AND p.id = m.plant_id
+          RETURNING m.id, m.attempts, m.created_at, p.id AS plant_id, p.name, p.tag`,
+        [subscriptionId, owner, limit, leaseMs],
+      );
+      // RETURNING follows no order; the oldest message goes first.
+      rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+      return rows.map((row) => ({
+        id: BigInt(row.id),
+        subscriptionId,
+        attempt: row.attempts,
+        createdAt: row.created_at,
+        plant: row.tag === null ? { id: BigInt(row.plant_id), name: row.name } : { id: BigInt(row.plant_id), name: row.name, tag: row.tag },
+      }));
+    });
+  }
+
+  async settleMessages(owner: string, settlements: readonly Settlement[]): Promise<void> {
+    if (settlements.length === 0) return;
+    await translateErrors(async () => {
+      // One statement for the lot: the messages, then the subscriptions' counts from the rows that really changed.
+      await this.#pool.query(
+        `WITH outcome AS (
+           SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[], $6::bigint[], $7::text[])
+                      AS o (message_id, subscription_id, attempt, outcome, retry_in_ms, error)
+         ), settled AS (
+           UPDATE webhook_messages AS m
+              SET state = CASE o.outcome WHEN 'retry' THEN 'pending' ELSE o.outcome END,
+                  finished_at = CASE o.outcome WHEN 'retry' THEN NULL ELSE now() END,
+                  next_attempt_at = CASE o.outcome WHEN 'retry' THEN now() + o.retry_in_ms * interval '1 millisecond' ELSE m.next_attempt_at END,
+                  lease_owner = NULL
+             FROM outcome AS o
+            WHERE m.id = o.message_id AND m.lease_owner = $1 AND m.attempts = o.attempt AND m.state = 'pending'
+           RETURNING m.subscription_id, o.outcome
+         ), counted AS (
+           SELECT subscription_id, count(*) FILTER (WHERE outcome = 'delivered') AS delivered,
+                  count(*) FILTER (WHERE outcome = 'failed') AS failed
+             FROM settled GROUP BY subscription_id
+         ), errors AS (
+           SELECT DISTINCT ON (subscription_id) subscription_id, error FROM outcome
+            WHERE error IS NOT NULL ORDER BY subscription_id
+         )
+         UPDATE webhook_subscriptions AS s
+            SET delivered = s.delivered + coalesce(c.delivered, 0),
+                failed = s.failed + coalesce(c.failed, 0),
+                last_delivered_at = CASE WHEN coalesce(c.delivered, 0) > 0 THEN now() ELSE s.last_delivered_at END,
+                last_error = coalesce(e.error, s.last_error),
+                last_error_at = CASE WHEN e.error IS NULL THEN s.last_error_at ELSE now() END
+           FROM (SELECT DISTINCT subscription_id FROM outcome) AS touched
+           LEFT JOIN counted AS c USING (subscription_id)
+           LEFT JOIN errors AS e USING (subscription_id)
+          WHERE s.id = touched.subscription_id`,
+        [
+          owner,
+          settlements.map((s) => s.messageId.toString()),
+          settlements.map((s) => s.subscriptionId),
+          settlements.map((s) => s.attempt),
+          settlements.map((s) => s.outcome),
+          settlements.map((s) => (s.outcome === 'retry' ? s.retryInMs : 0)),
+          settlements.map((s) => (s.outcome === 'delivered' ? null : s.error)),
+        ],
+      );
+    });
+  }
+
+  async pruneMessages(before: Date): Promise<number> {
+    return translateErrors(async () => {
+      const { rowCount } = await this.#pool.query(
+        `DELETE FROM webhook_messages
+          WHERE (state <> 'pending' AND finished_at < $1)
+             OR (state = 'pending' AND subscription_id IN (SELECT id FROM webhook_subscriptions WHERE removed_at IS NOT NULL))`,
+        [before],
+      );
+      return rowCount ?? 0;
+    });
+  }
+
+  async backlog(): Promise<{ subscriptionId: number; pending: number; oldestCreatedAt: Date | null }[]> {
+    return translateErrors(async () => {
+      const { rows } = await this.#pool.query<{ subscription_id: string; pending: string; oldest: Date | null }>(
+        `SELECT s.id AS subscription_id, count(m.id) AS pending, min(m.created_at) AS oldest
+           FROM webhook_subscriptions s LEFT JOIN webhook_messages m ON m.subscription_id = s.id AND m.state = 'pending'
+          WHERE s.removed_at IS NULL GROUP BY s.id`,
+      );
+      return rows.map((row) => ({ subscriptionId: Number(row.subscription_id), pending: Number(row.pending), oldestCreatedAt: row.oldest }));
+    });
+  }
+}
+
+function toSubscription(row: SubscriptionRow): Subscription {
+  return {
+    id: Number(row.id),
+    url: row.url,
+    description: row.description,
+    secret: row.secret,
+    key: row.key,
+    previousSecret: row.previous_secret,
+    previousSecretUntil: row.previous_secret_until,
+    createdAt: row.created_at,
+  };
+}

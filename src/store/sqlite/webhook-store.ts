@@ -1,0 +1,233 @@
+import type Database from 'better-sqlite3';
+import type { ClaimedMessage, NewSubscription, Settlement, Subscription, SubscriptionSummary, WebhookStore } from '../webhook-store.js';
+import { type PlantRow, toNewPlant } from './plant-writes.js';
+
+interface SubscriptionRow {
+  id: number;
+  url: string;
+  description: string | null;
+  secret: string;
+  key: string;
+  previous_secret: string | null;
+  previous_secret_until: number | null;
+  created_at: number;
+}
+
+interface SummaryRow {
+  id: number;
+  url: string;
+  description: string | null;
+  created_at: number;
+  pending: number;
+  delivered: number;
+  failed: number;
+  last_error: string | null;
+  last_error_at: number | null;
+  last_delivered_at: number | null;
+}
+
+/**
+ * The outbox on SQLite. Claims and settlements go through a connection of
+ * their own with synchronous=NORMAL: in WAL mode such a commit survives the
+ * process dying (kill -9) and is only lost with the machine's power, and a
+ * lost claim or settlement only means a message is delivered again, which
+ * at-least-once allows. So the dispatcher adds no fsync next to the plant
+ * writer's. Times are this machine's milliseconds: every process on one
+ * SQLite file runs on one machine.
+ */
+export class SqliteWebhookStore implements WebhookStore {
+  readonly #db: Database.Database;
+  readonly #listeners: (() => void)[] = [];
+  readonly #statements;
+
+  constructor(db: Database.Database) {
+    this.#db = db;
+    this.#statements = {
+      insert: db.prepare(
+        `INSERT INTO webhook_subscriptions (url, description, secret, key, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *`,
+      ),
+      active: db.prepare('SELECT * FROM webhook_subscriptions WHERE removed_at IS NULL ORDER BY id'),
+      summaries: db.prepare(
+        `SELECT s.id, s.url, s.description, s.created_at, s.delivered, s.failed, s.last_error, s.last_error_at, s.last_delivered_at,
+                (SELECT count(*) FROM webhook_messages m WHERE m.subscription_id = s.id AND m.state = 'pending') AS pending
+           FROM webhook_subscriptions s WHERE s.removed_at IS NULL ORDER BY s.id`,
+      ),
+      remove: db.prepare('UPDATE webhook_subscriptions SET removed_at = ? WHERE id = ? AND removed_at IS NULL'),
+      dropPending: db.prepare(`DELETE FROM webhook_messages WHERE subscription_id = ? AND state = 'pending'`),
+      rotate: db.prepare(
+        `UPDATE webhook_subscriptions SET previous_secret = secret, previous_secret_until = ?, secret = ?
+          WHERE id = ? AND removed_at IS NULL RETURNING *`,
+      ),
+      claim: db
+        .prepare(
+          `UPDATE webhook_messages SET next_attempt_at = ?, lease_owner = ?, attempts = attempts + 1
+            WHERE id IN (SELECT id FROM webhook_messages
+                          WHERE subscription_id = ? AND state = 'pending' AND next_attempt_at <= ?
+                          ORDER BY next_attempt_at, id LIMIT ?)
+            RETURNING id, plant_id, attempts, created_at`,
+        )
+        .safeIntegers(true),
+      plant: db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true),
+      delivered: db.prepare(
+        `UPDATE webhook_messages SET state = 'delivered', finished_at = ?, lease_owner = NULL
+          WHERE id = ? AND lease_owner = ? AND attempts = ? AND state = 'pending'`,
+      ),
+      retry: db.prepare(
+        `UPDATE webhook_messages SET next_attempt_at = ?, lease_owner = NULL
+          WHERE id = ? AND lease_owner = ? AND attempts = ? AND state = 'pending'`,
+      ),
+      failed: db.prepare(
+        `UPDATE webhook_messages SET state = 'failed', finished_at = ?, lease_owner = NULL
+          WHERE id = ? AND lease_owner = ? AND attempts = ? AND state = 'pending'`,
+      ),
+      countDelivered: db.prepare('UPDATE webhook_subscriptions SET delivered = delivered + ?, last_delivered_at = ? WHERE id = ?'),
+      countFailed: db.prepare('UPDATE webhook_subscriptions SET failed = failed + ? WHERE id = ?'),
+      lastError: db.prepare('UPDATE webhook_subscriptions SET last_error = ?, last_error_at = ? WHERE id = ?'),
+      pruneFinished: db.prepare(`DELETE FROM webhook_messages WHERE state <> 'pending' AND finished_at < ?`),
+      pruneOrphans: db.prepare(
+        `DELETE FROM webhook_messages WHERE state = 'pending'
+            AND subscription_id IN (SELECT id FROM webhook_subscriptions WHERE removed_at IS NOT NULL)`,
+      ),
+      backlog: db.prepare(
+        `SELECT s.id AS subscription_id, count(m.id) AS pending, min(m.created_at) AS oldest
+           FROM webhook_subscriptions s LEFT JOIN webhook_messages m ON m.subscription_id = s.id AND m.state = 'pending'
+          WHERE s.removed_at IS NULL GROUP BY s.id`,
+      ),
+    };
+  }
+
+  /** Called by the plant writer after a commit that wrote messages. */
+  messagesWritten(): void {
+    for (const listener of this.#listeners) listener();
+  }
+
+  onMessagesWritten(listener: () => void): void {
+    this.#listeners.push(listener);
+  }
+
+  async addSubscription(subscription: NewSubscription): Promise<Subscription> {
+    const row = this.#statements.insert.get(
+      subscription.url,
+      subscription.description,
+      subscription.secret,
+      subscription.key,
+      subscription.createdAt.getTime(),
+    ) as SubscriptionRow;
+    return toSubscription(row);
+  }
+
+  async listSubscriptions(): Promise<SubscriptionSummary[]> {
+    return (this.#statements.summaries.all() as SummaryRow[]).map((row) => ({
+      id: row.id,
+      url: row.url,
+      description: row.description,
+      createdAt: new Date(row.created_at),
+      pending: row.pending,
+      delivered: row.delivered,
+      failed: row.failed,
+      lastError: row.last_error,
+      lastErrorAt: row.last_error_at === null ? null : new Date(row.last_error_at),
+      lastDeliveredAt: row.last_delivered_at === null ? null : new Date(row.last_delivered_at),
+    }));
+  }
+
+  async activeSubscriptions(): Promise<Subscription[]> {
+    return (this.#statements.active.all() as SubscriptionRow[]).map(toSubscription);
+  }
+
+  async removeSubscription(id: number): Promise<boolean> {
+    return this.#db
+      .transaction(() => {
+        if (this.#statements.remove.run(Date.now(), id).changes === 0) return false;
+        this.#statements.dropPending.run(id);
+        return true;
+      })
+      .immediate();
+  }
+
+  async rotateSecret(id: number, secret: string, previousUntil: Date): Promise<Subscription | undefined> {
+    const row = this.#statements.rotate.get(previousUntil.getTime(), secret, id) as SubscriptionRow | undefined;
+    return row && toSubscription(row);
+  }
+
+  async claimMessages({ subscriptionId, owner, limit, leaseMs }: { subscriptionId: number; owner: string; limit: number; leaseMs: number }): Promise<ClaimedMessage[]> {
+    return this.#db
+      .transaction(() => {
+        const now = Date.now();
+        const claimed = this.#statements.claim.all(now + leaseMs, owner, subscriptionId, now, limit) as {
+          id: bigint;
+          plant_id: bigint;
+          attempts: bigint;
+          created_at: bigint;
+        }[];
+        return claimed.map(
+          (row): ClaimedMessage => ({
+            id: row.id,
+            subscriptionId,
+            attempt: Number(row.attempts),
+            createdAt: new Date(Number(row.created_at)),
+            plant: toNewPlant(this.#statements.plant.get(row.plant_id) as PlantRow),
+          }),
+        );
+      })
+      .immediate();
+  }
+
+  async settleMessages(owner: string, settlements: readonly Settlement[]): Promise<void> {
+    if (settlements.length === 0) return;
+    this.#db
+      .transaction(() => {
+        const now = Date.now();
+        const counts = new Map<number, { delivered: number; failed: number }>();
+        const countOf = (id: number) => counts.get(id) ?? counts.set(id, { delivered: 0, failed: 0 }).get(id)!;
+        for (const settlement of settlements) {
+          const key = [settlement.messageId, owner, settlement.attempt] as const;
+          switch (settlement.outcome) {
+            case 'delivered':
+              if (this.#statements.delivered.run(now, ...key).changes === 1) countOf(settlement.subscriptionId).delivered += 1;
+              break;
+            case 'retry':
+              this.#statements.retry.run(now + settlement.retryInMs, ...key);
+              this.#statements.lastError.run(settlement.error, now, settlement.subscriptionId);
+              break;
+            case 'failed':
+              if (this.#statements.failed.run(now, ...key).changes === 1) countOf(settlement.subscriptionId).failed += 1;
+              this.#statements.lastError.run(settlement.error, now, settlement.subscriptionId);
+              break;
+          }
+        }
+        for (const [id, { delivered, failed }] of counts) {
+          if (delivered > 0) this.#statements.countDelivered.run(delivered, now, id);
+          if (failed > 0) this.#statements.countFailed.run(failed, id);
+        }
+      })
+      .immediate();
+  }
+
+  async pruneMessages(before: Date): Promise<number> {
+    return this.#db
+      .transaction(() => this.#statements.pruneFinished.run(before.getTime()).changes + this.#statements.pruneOrphans.run().changes)
+      .immediate();
+  }
+
+  async backlog(): Promise<{ subscriptionId: number; pending: number; oldestCreatedAt: Date | null }[]> {
+    return (this.#statements.backlog.all() as { subscription_id: number; pending: number; oldest: number | null }[]).map((row) => ({
+      subscriptionId: row.subscription_id,
+      pending: row.pending,
+      oldestCreatedAt: row.oldest === null ? null : new Date(row.oldest),
+    }));
+  }
+}
+
+function toSubscription(row: SubscriptionRow): Subscription {
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    secret: row.secret,
+    key: row.key,
+    previousSecret: row.previous_secret,
+    previousSecretUntil: row.previous_secret_until === null ? null : new Date(row.previous_secret_until),
+    createdAt: new Date(row.created_at),
+  };
+}

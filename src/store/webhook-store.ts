@@ -1,0 +1,121 @@
+import type { NewPlant } from '../plants/plant.js';
+
+/**
+ * The webhook half of a store: subscriptions and the outbox of messages.
+ *
+ * Messages are not written here: `Store.createPlants` writes one message per
+ * active subscription for every plant it newly creates, in the batch's own
+ * transaction, so a committed plant always has its messages and a plant that
+ * was not committed has none. What is here reads and settles them.
+ *
+ * Several processes may share one store (`serve --workers N`, several
+ * instances on one PostgreSQL). A message is claimed with a lease: a claimed
+ * message is not due again until the lease runs out, so one process at a time
+ * delivers it, and one that dies mid-delivery leaves it to whoever claims it
+ * after the lease. Each claim counts an attempt, and the attempt number
+ * fences the settlement: a process whose lease was taken over cannot settle
+ * the message any more.
+ */
+export interface WebhookStore {
+  /** Stores a new, active subscription. */
+  addSubscription(subscription: NewSubscription): Promise<Subscription>;
+
+  /** Every active subscription with its counts, oldest first. */
+  listSubscriptions(): Promise<SubscriptionSummary[]>;
+
+  /** The active subscriptions with their secrets, for signing deliveries. */
+  activeSubscriptions(): Promise<Subscription[]>;
+
+  /**
+   * Deactivates a subscription and drops its pending messages in one
+   * transaction: from then on nothing is claimed for it. Resolves false when
+   * no active subscription has this id.
+   */
+  removeSubscription(id: number): Promise<boolean>;
+
+  /**
+   * Makes `secret` the subscription's secret and keeps the current one as the
+   * previous secret until `previousUntil`. Resolves undefined when no active
+   * subscription has this id.
+   */
+  rotateSecret(id: number, secret: string, previousUntil: Date): Promise<Subscription | undefined>;
+
+  /**
+   * Leases up to `limit` of the subscription's due messages to `owner` for
+   * `leaseMs`, oldest due first, counting one attempt each; resolves them
+   * with their plants.
+   */
+  claimMessages(claim: { subscriptionId: number; owner: string; limit: number; leaseMs: number }): Promise<ClaimedMessage[]>;
+
+  /**
+   * Records the outcome of attempts, in one transaction. An outcome whose
+   * claim is no longer the message's latest (same owner and attempt) changes
+   * nothing.
+   */
+  settleMessages(owner: string, settlements: readonly Settlement[]): Promise<void>;
+
+  /**
+   * Deletes delivered and failed messages finished before `before`, and
+   * pending ones left behind by removed subscriptions; resolves how many.
+   */
+  pruneMessages(before: Date): Promise<number>;
+
+  /** Pending messages and the creation time of the oldest, per active subscription (for metrics). */
+  backlog(): Promise<{ subscriptionId: number; pending: number; oldestCreatedAt: Date | null }[]>;
+
+  /** Calls `listener` after each commit that wrote messages (in this process), so that delivery starts at once. */
+  onMessagesWritten(listener: () => void): void;
+}
+
+export interface NewSubscription {
+  url: string;
+  description: string | null;
+  /** `whsec_` and the base64 of the key (Standard Webhooks). */
+  secret: string;
+  /**
+   * Random, made with the subscription: message ids are `msg_<key>_<number>`,
+   * so that a store made anew never repeats an id a receiver has already seen.
+   */
+  key: string;
+  createdAt: Date;
+}
+
+export interface Subscription extends NewSubscription {
+  id: number;
+  /** The secret before the last rotation, still signed with until `previousSecretUntil`. */
+  previousSecret: string | null;
+  previousSecretUntil: Date | null;
+}
+
+/** A subscription as `webhook list` shows it: never its secret. */
+export interface SubscriptionSummary {
+  id: number;
+  url: string;
+  description: string | null;
+  createdAt: Date;
+  /** Messages waiting to be delivered. */
+  pending: number;
+  delivered: number;
+  /** Messages that ran out of retries. */
+  failed: number;
+  lastError: string | null;
+  lastErrorAt: Date | null;
+  lastDeliveredAt: Date | null;
+}
+
+export interface ClaimedMessage {
+  /** The message's own number, unique in this store. */
+  id: bigint;
+  subscriptionId: number;
+  /** This claim's attempt, from 1. */
+  attempt: number;
+  /** When the plant, and so the message, was committed. */
+  createdAt: Date;
+  plant: NewPlant;
+}
+
+/** What became of one attempt of a claimed message. */
+export type Settlement =
+  | { messageId: bigint; subscriptionId: number; attempt: number; outcome: 'delivered' }
+  | { messageId: bigint; subscriptionId: number; attempt: number; outcome: 'retry'; retryInMs: number; error: string }
+  | { messageId: bigint; subscriptionId: number; attempt: number; outcome: 'failed'; error: string };

@@ -1,0 +1,50 @@
+import type { BaseLogger } from 'pino';
+import type { ServeConfig } from '../config.js';
+import type { Store } from '../store/store.js';
+import { JwtVerifier } from './jwt/jwt-verifier.js';
+import { KeySet } from './jwt/key-set.js';
+import { discoveredKeySet, keySetAt, keySetFile, type KeySetSource } from './jwt/key-set-source.js';
+import { OpaqueThenJwtVerifier } from './opaque-then-jwt-verifier.js';
+import { StoreTokenVerifier } from './store-token-verifier.js';
+import type { TokenVerifier } from './token-verifier.js';
+
+export type TokenSettings = Pick<
+  ServeConfig,
+  | 'tokenCacheTtlMs'
+  | 'jwtIssuer'
+  | 'jwtAudience'
+  | 'jwtJwksUrl'
+  | 'jwtJwksFile'
+  | 'jwtScope'
+  | 'jwtClockSkewS'
+  | 'jwtJwksCooldownMs'
+  | 'jwtJwksMaxAgeMs'
+>;
+
+/**
+ * The verifier the settings ask for, chosen once at start: the store's
+ * tokens, and JWTs too when JWT_ISSUER is set. `clock.now` (Date.now by
+ * default) is what expiry, the memories and the key set's cooldown and age go by.
+ */
+export function createTokenVerifier(
+  settings: TokenSettings,
+  store: Store,
+  log: Pick<BaseLogger, 'info' | 'warn' | 'error'>,
+  clock: { now?: () => number } = {},
+): TokenVerifier {
+  const storeTokens = new StoreTokenVerifier(store, { ttlMs: settings.tokenCacheTtlMs, ...clock });
+  const issuer = settings.jwtIssuer;
+  if (issuer === undefined) return storeTokens;
+  // The settings were checked together at load: an issuer comes with an audience.
+  if (settings.jwtAudience === undefined) throw new Error('JWT_ISSUER is set without JWT_AUDIENCE');
+  const source: KeySetSource =
+    settings.jwtJwksFile !== undefined
+      ? keySetFile(settings.jwtJwksFile)
+      : settings.jwtJwksUrl !== undefined
+        ? keySetAt(settings.jwtJwksUrl)
+        : discoveredKeySet(issuer);
+  const keys = new KeySet(source, { cooldownMs: settings.jwtJwksCooldownMs, maxAgeMs: settings.jwtJwksMaxAgeMs, log, ...clock });
+  const rules = { issuer, audience: settings.jwtAudience, scope: settings.jwtScope, clockSkewS: settings.jwtClockSkewS };
+  const jwt = new JwtVerifier(rules, keys, clock);
+  return new OpaqueThenJwtVerifier(storeTokens, jwt);
+}

@@ -1,0 +1,26 @@
+import { createHmac, randomBytes } from 'node:crypto';
+
+/** Standard Webhooks writes a secret as `whsec_` and the base64 of its key. */
+const SECRET_PREFIX = 'whsec_';
+/** Bytes of a new key: within the 24 to 64 that Standard Webhooks asks for. */
+const KEY_BYTES = 32;
+
+/** A new signing secret. */
+export function newSecret(): string {
+  return `${SECRET_PREFIX}${randomBytes(KEY_BYTES).toString('base64')}`;
+}
+
+/** The key a secret stands for: the decoded bytes after `whsec_`. */
+export function secretKey(secret: string): Buffer {
+  return Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+}
+
+/**
+ * The `webhook-signature` header of one attempt (Standard Webhooks): `v1,`
+ * and the base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`, once per key,
+ * separated by spaces, so that during a secret's rotation a receiver that
+ * knows either secret can verify.
+ */
+export function signatureHeader(keys: readonly Buffer[], id: string, timestamp: number, body: string): string {
+  return keys.map((key) => `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`).join(' ');
+}

@@ -1,0 +1,53 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { WebhookStore } from '../store/webhook-store.js';
+
+/** The dispatcher's metrics, in the app's registry beside the HTTP ones. */
+export class WebhookMetrics {
+  /** Attempts by outcome: delivered (2xx), retry (failed, tried again later), failed (out of retries). */
+  readonly attempts: Counter<'outcome'>;
+  /** From the plant's commit to the receiver's 2xx, in seconds. */
+  readonly latency: Histogram;
+
+  constructor(registry: Registry, store: WebhookStore) {
+    this.attempts = new Counter({
+      name: 'plantstore_webhook_deliveries_total',
+      help: 'Webhook delivery attempts by this process, by outcome: delivered, retry or failed (out of retries)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    });
+    this.latency = new Histogram({
+      name: 'plantstore_webhook_delivery_latency_seconds',
+      help: "Time from a plant's commit to its webhook's 2xx answer",
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 600, 3600],
+      registers: [registry],
+    });
+    // The two gauges read the store when scraped: they count every process's messages, not this one's.
+    let backlog: Promise<Awaited<ReturnType<WebhookStore['backlog']>>> | undefined;
+    /** One query a scrape for both gauges. */
+    const readBacklog = () => {
+      backlog ??= store.backlog().finally(() => setImmediate(() => (backlog = undefined)));
+      return backlog;
+    };
+    new Gauge({
+      name: 'plantstore_webhook_backlog_messages',
+      help: 'Webhook messages waiting to be delivered, by subscription',
+      labelNames: ['subscription'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const row of await readBacklog().catch(() => [])) this.set({ subscription: String(row.subscriptionId) }, row.pending);
+      },
+    });
+    new Gauge({
+      name: 'plantstore_webhook_oldest_pending_seconds',
+      help: 'Age of the oldest webhook message waiting to be delivered (0 when none waits)',
+      registers: [registry],
+      async collect() {
+        const oldest = (await readBacklog().catch(() => []))
+          .map((row) => row.oldestCreatedAt?.getTime())
+          .filter((time): time is number => time !== undefined);
+        this.set(oldest.length === 0 ? 0 : Math.max(0, (Date.now() - Math.min(...oldest)) / 1000));
+      },
+    });
+  }
+}

@@ -1,0 +1,17 @@
+/**
+ * Why `text` cannot be a subscription's URL, or undefined when it can: an
+ * absolute `http://` or `https://` URL without credentials (they would sit in
+ * the store and in every listing; a receiver authenticates the sender by the
+ * signature instead).
+ */
+export function webhookUrlProblem(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'an absolute http:// or https:// URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `an http:// or https:// URL, not ${url.protocol}//`;
+  if (url.username !== '' || url.password !== '') return 'a URL without credentials (user:password@): receivers check the signature instead';
+  return undefined;
+}

@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { runCli } from './processes.js';
+
+/** Settings that make retries, leases and pruning take milliseconds, so that tests finish fast. */
+export const FAST_WEBHOOKS = {
+  WEBHOOK_TIMEOUT_MS: '1000',
+  WEBHOOK_RETRY_MIN_MS: '50',
+  WEBHOOK_RETRY_MAX_MS: '200',
+  WEBHOOK_POLL_MS: '50',
+};
+
+/** `plantstore webhook add URL --json`: asserts it succeeds and resolves the subscription's id and secret. */
+export async function addWebhook(env: Record<string, string>, url: string): Promise<{ id: number; url: string; secret: string }> {
+  const added = await runCli(['webhook', 'add', url, '--json'], env);
+  assert.equal(added.code, 0, added.stderr);
+  return JSON.parse(added.stdout) as { id: number; url: string; secret: string };
+}
+
+export interface ListedSubscription {
+  id: number;
+  url: string;
+  state: string;
+  pending: number;
+  delivered: number;
+  failed: number;
+  lastError: string | null;
+}
+
+/** `plantstore webhook list --json`. */
+export async function listWebhooks(env: Record<string, string>): Promise<ListedSubscription[]> {
+  const listed = await runCli(['webhook', 'list', '--json'], env);
+  assert.equal(listed.code, 0, listed.stderr);
+  return JSON.parse(listed.stdout) as ListedSubscription[];
+}
+
+/** A plant's JSON body with an exact id. */
+export function plantBody(id: bigint, name = `plant ${id}`, tag?: string): string {
+  return `{"id":${id},"name":${JSON.stringify(name)}${tag === undefined ? '' : `,"tag":${JSON.stringify(tag)}`}}`;
+}
+
+/** How many messages the outbox holds, read straight from the database. */
+export async function outboxRows(databaseUrl: string): Promise<number> {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const { sqliteDriver } = await import('../../src/store/sqlite/driver.js');
+    const db = new (sqliteDriver())(databaseUrl.slice('sqlite:'.length), { readonly: true });
+    try {
+      return (db.prepare('SELECT count(*) AS count FROM webhook_messages').get() as { count: number }).count;
+    } finally {
+      db.close();
+    }
+  }
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ count: string }>('SELECT count(*) AS count FROM webhook_messages');
+    return Number(rows[0]!.count);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * `clients` loops that post new plants (ids from `firstId` up) to `urls` in
+ * turn until `stop` is called; resolves, after stop, the ids answered 200.
+ * A request cut by a killed server is not acknowledged and not an error.
+ */
+export function createUnderLoad(urls: readonly string[], token: string, firstId: bigint, clients = 8): { stop(): Promise<Set<string>> } {
+  const acknowledged = new Set<string>();
+  let running = true;
+  let next = firstId;
+  const loops = Array.from({ length: clients }, async (_, client) => {
+    let turn = client;
+    while (running) {
+      const id = next++;
+      const url = urls[turn++ % urls.length]!;
+      try {
+        const response = await fetch(`${url}/plants`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: plantBody(id),
+          signal: AbortSignal.timeout(10_000),
+        });
+        await response.text();
+        if (response.status === 200) acknowledged.add(id.toString());
+      } catch {
+        if (running) await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    }
+  });
+  return {
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+      return acknowledged;
+    },
+  };
+}

@@ -1,0 +1,191 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { errors, type Locator, type Page } from 'playwright-core';
+import { scalarVersion } from '../../src/http/routes/docs-routes.js';
+import { sqlite } from '../helpers/backends.js';
+import { launchChromium, screenshotPath, watchRequestsLeaving } from '../helpers/browser.js';
+import { createToken, runCli, startServer } from '../helpers/processes.js';
+import { until } from '../helpers/until.js';
+
+/** What the tests ask of the page's window (the suites are typed without the DOM). */
+interface Window {
+  getComputedStyle(element: unknown): { pointerEvents: string };
+}
+
+/** How long one button may take to be found and clicked: a page rendering on a loaded machine (two suites at once) took over 3 s. */
+const CLICK_TIMEOUT_MS = 10_000;
+
+/** The buttons of what Scalar offers that would send the document or the visit to Scalar's servers. */
+const REACHING_OUT = /ask ai|agent|mcp|open api client|open in client|share|deploy|register/i;
+
+test('in Chromium, /docs reaches only its server: every button clicked, then a token entered and a plant created from the page', async (t) => {
+  const context = await launchChromium(t);
+  if (context === undefined) return;
+  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
+  const token = await createToken(env, 'browser');
+  const server = await startServer(t, env);
+  const leaving = watchRequestsLeaving(context, new URL(server.url).hostname);
+  const page = context.pages()[0] ?? (await context.newPage());
+
+  // Two visits: the second takes Scalar's script from the browser's cache.
+  for (let visit = 0; visit < 2; visit++) {
+    await page.goto(`${server.url}/docs`);
+    await page.getByRole('heading', { name: 'Create a plant' }).waitFor();
+  }
+  // A mark in the server's access log: what the two visits loaded comes before it.
+  await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': 'after-two-visits' } });
+  await page.getByRole('heading', { name: 'Create a plant' }).scrollIntoViewIfNeeded();
+  await page.screenshot({ path: screenshotPath('docs.png'), animations: 'disabled' });
+  assert.equal(await page.getByRole('button', { name: REACHING_OUT }).count(), 0, 'no button that reaches out');
+
+  // Each round of clicks starts afresh: what an earlier click chose (a language, a tab) is kept in the page's storage.
+  const docs = `${server.url}/docs`;
+  const openReference = async () => {
+    if (page.url().startsWith(server.url)) await page.evaluate('localStorage.clear(); sessionStorage.clear()');
+    await page.goto('about:blank');
+    await page.goto(docs);
+  };
+  const openClient = async () => {
+    await openReference();
+    await page.getByRole('button', { name: /Test Request.*post \/plants/i }).click();
+  };
+  // On the reference, Escape closes any popover or dialog; in the client only the list a button opened, for Escape closes the client.
+  const onReference = await clickEveryButton(page.locator('body'), { open: openReference, dismiss: () => page.keyboard.press('Escape') });
+  assert.deepEqual(onReference.missed, [], 'every button of the reference was clicked');
+  assert.ok(onReference.clicked.length >= 45, `clicked ${onReference.clicked.length} buttons of the reference`);
+  const client = page.getByRole('dialog', { name: 'API Client' });
+  const openList = page.locator('[role=listbox]:visible, [role=menu]:visible');
+  const inClient = await clickEveryButton(client, {
+    open: openClient,
+    dismiss: async () => {
+      if ((await openList.count()) === 0) return;
+      await page.keyboard.press('Escape');
+      await openList.first().waitFor({ state: 'hidden' });
+    },
+  });
+  assert.deepEqual(inClient.missed, [], 'every button of the client was clicked');
+  assert.ok(inClient.clicked.length >= 18, `clicked ${inClient.clicked.length} buttons of the client`);
+  await openClient();
+  assert.equal(await client.getByRole('button', { name: REACHING_OUT }).count(), 0, 'no button of the client that reaches out');
+  assert.deepEqual(await linksCarryingTheServer(page, server.url), [], 'no link hands the document or this server to another site');
+
+  // "Try it": a token in the page's Authentication, then a create sent from Scalar's client.
+  await openReference();
+  await page.getByPlaceholder('Token').first().fill(token);
+  await page.getByRole('button', { name: /Test Request.*post \/plants/i }).click();
+  await page.locator('.cm-content').first().click();
+  await page.keyboard.press('ControlOrMeta+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText('{"id": 9007199254740993, "name": "Monstera deliciosa", "tag": "aroid"}');
+  const created = page.waitForResponse((response) => response.request().method() === 'POST');
+  await page.getByRole('button', { name: /Send Request/i }).click();
+  const answer = await created;
+  assert.equal(answer.url(), `${server.url}/plants`, 'sent to the server that served the page');
+  assert.equal(answer.status(), 200);
+  assert.equal(await answer.text(), '{"name":"Monstera deliciosa","tag":"aroid"}');
+  await page.getByText('200 OK').first().waitFor();
+  await page.screenshot({ path: screenshotPath('docs-create.png'), animations: 'disabled' });
+
+  assert.deepEqual(leaving, [], 'no request left the server');
+  const exported = await runCli(['plants', 'export'], env);
+  assert.equal(exported.stdout, '{"id":9007199254740993,"name":"Monstera deliciosa","tag":"aroid"}\n', 'the plant is in the store, its id exact');
+
+  assert.equal(await server.stop(), 0);
+  const access = server.logs.filter((line) => line['msg'] === 'request');
+  const twoVisits = access.slice(0, access.findIndex((line) => line['reqId'] === 'after-two-visits'));
+  assert.deepEqual(
+    twoVisits.map((line) => `${line['path']} ${line['status']}`),
+    ['/docs 200', `/docs/${scalarVersion}/scalar.js 200`, '/openapi.json 200', '/docs 200', '/openapi.json 200'],
+    'the second visit took the script from the cache',
+  );
+});
+
+/** How many fresh openings of the page a button gets before it counts as missed. */
+const ATTEMPTS = 3;
+
+/** How long the list of buttons must stay the same before it is taken: Scalar renders in steps. */
+const STILL_FOR_MS = 1_000;
+
+/**
+ * Clicks every visible button within `scope` as a fresh `open` shows it, and
+ * returns what it clicked and what it could not. A button is known by its
+ * label and, among buttons with that label, its place, so that it is found
+ * again after other clicks re-rendered the page. Before each click `dismiss`
+ * closes what the last one opened; a button that is gone (a click closed the
+ * scope or left the page) or takes no click in time is tried again on a fresh
+ * `open`, up to ATTEMPTS times.
+ */
+async function clickEveryButton(
+  scope: Locator,
+  { open, dismiss }: { open: () => Promise<unknown>; dismiss: () => Promise<void> },
+): Promise<{ clicked: string[]; missed: string[] }> {
+  const buttons = scope.locator('button:visible:enabled');
+  const listed = () => buttons.evaluateAll((all) => all.map((button) => (button.getAttribute('aria-label') ?? button.textContent ?? '').replace(/\s+/g, ' ').trim()));
+  /** Marks the `occurrence`-th button labelled `label` (and no other); false when there is none. */
+  const mark = (label: string, occurrence: number) =>
+    buttons.evaluateAll(
+      (all, [wanted, nth]) => {
+        let seen = 0;
+        let found = false;
+        for (const button of all) {
+          button.removeAttribute('data-click');
+          const text = (button.getAttribute('aria-label') ?? button.textContent ?? '').replace(/\s+/g, ' ').trim();
+          if (text === wanted && seen++ === nth) {
+            button.setAttribute('data-click', '');
+            found = true;
+          }
+        }
+        return found;
+      },
+      [label, occurrence] as const,
+    );
+  const target = scope.locator('button[data-click]:visible:enabled');
+
+  await open();
+  let labels: string[] = [];
+  let stillSince = Date.now();
+  await until(`the buttons hold still for ${STILL_FOR_MS} ms`, async () => {
+    const now = await listed();
+    if (JSON.stringify(now) !== JSON.stringify(labels)) [labels, stillSince] = [now, Date.now()];
+    return labels.length > 0 && Date.now() - stillSince >= STILL_FOR_MS;
+  });
+
+  const clicked: string[] = [];
+  const missed: string[] = [];
+  for (const [index, label] of labels.entries()) {
+    const occurrence = labels.slice(0, index).filter((other) => other === label).length;
+    let outcome: 'clicked' | 'selected' | 'missed' = 'missed';
+    for (let attempt = 0; attempt < ATTEMPTS && outcome === 'missed'; attempt++) {
+      if (attempt === 0) await dismiss();
+      if (attempt > 0 || !(await mark(label, occurrence))) {
+        await open();
+        const found = await until(`${label} is shown again`, () => mark(label, occurrence)).then(() => true, () => false);
+        if (!found) continue;
+      }
+      try {
+        // A tab already selected takes no pointer events, by design: there is nothing to click.
+        const pointerEvents = await target.evaluate((element) => (globalThis as unknown as Window).getComputedStyle(element).pointerEvents, undefined, { timeout: CLICK_TIMEOUT_MS });
+        if (pointerEvents === 'none') outcome = 'selected';
+        else {
+          // The last try sends the click to the button itself: the client's editor lies over its own
+          // "Copy JSON code" button, so no pointer can reach it, yet what it does must be proved too.
+          if (attempt < ATTEMPTS - 1) await target.click({ timeout: CLICK_TIMEOUT_MS });
+          else await target.dispatchEvent('click', undefined, { timeout: CLICK_TIMEOUT_MS });
+          outcome = 'clicked';
+        }
+      } catch (error) {
+        if (!(error instanceof errors.TimeoutError)) throw error;
+      }
+    }
+    if (outcome === 'clicked') clicked.push(label);
+    if (outcome === 'missed') missed.push(label);
+  }
+  return { clicked, missed };
+}
+
+/** The links of the page to other sites that would hand them this server's address or its document. */
+async function linksCarryingTheServer(page: Page, server: string): Promise<string[]> {
+  const hrefs = await page.locator('a[href]').evaluateAll((links) => links.map((link) => (link as unknown as { href: string }).href));
+  const { host } = new URL(server);
+  return hrefs.filter((href) => new URL(href).host !== host && (href.includes(encodeURIComponent(host)) || href.includes(host) || /openapi/i.test(href)));
+}
