@@ -1,5 +1,6 @@
-// npx tsx bench/profile.ts [--store sqlite|postgres] [--seconds S] [--floor] [--bin PATH]: a CPU
-// profile of the service (or, with --floor, of the durable floor) under the benchmark's load (wrk,
+// npx tsx bench/profile.ts [--store sqlite|postgres] [--seconds S] [--floor] [--webhook] [--bin PATH]: a CPU
+// profile of the service (or, with --floor, of the durable floor; with --webhook, of the service with one
+// webhook subscription delivering to a receiver in this process) under the benchmark's load (wrk,
 // 64 connections), read by layer: the time its main thread spent in each, in µs a request, beside
 // the CPU time a request cost the whole process (from /proc). --bin runs another build of
 // bin/plantstore (a copy of an earlier commit's bin/, dist/ and openapi/), to compare before and after.
@@ -10,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { freshStore, type StoreKind } from './stores.js';
+import { freshStore, type StoreKind, subscribe } from './stores.js';
+import { startReceiver } from './webhook-receiver.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values } = parseArgs({
@@ -18,6 +20,7 @@ const { values } = parseArgs({
     store: { type: 'string', default: 'sqlite' },
     seconds: { type: 'string', default: '10' },
     floor: { type: 'boolean', default: false },
+    webhook: { type: 'boolean', default: false },
     bin: { type: 'string', default: `${ROOT}/bin/plantstore` },
     'postgres-url': { type: 'string', default: process.env['PLANTSTORE_TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test' },
   },
@@ -25,6 +28,7 @@ const { values } = parseArgs({
 
 /** Where a function's own time goes, by the file it is in: the first layer whose pattern matches. */
 const LAYERS: [string, RegExp][] = [
+  ['webhooks: dispatcher and outbox', /\/webhooks\/|webhook-store/],
   ['store: group commit and SQLite', /better-sqlite3|store\/sqlite\/|plants\/group-commit|plants\/create-plant/],
   ['store: group commit and PostgreSQL', /node_modules\/pg|store\/postgres\//],
   ['Fastify (routing, hooks, body, reply)', /node_modules\/(fastify|find-my-way|avvio|@fastify|fast-json-stringify|toad-cache|fast-querystring)/],
@@ -46,6 +50,8 @@ interface ProfileNode {
 }
 
 const bench = await freshStore(values.store as StoreKind, values['postgres-url']);
+const receiver = values.webhook ? await startReceiver() : undefined;
+if (receiver !== undefined) await subscribe(bench.url, receiver.url);
 const dir = mkdtempSync(join(tmpdir(), 'plantstore-profile-'));
 const port = 20000 + Math.floor(Math.random() * 20000);
 const profiling = ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${dir}`];
@@ -72,6 +78,7 @@ try {
   report(file, result.requests, result.seconds, cpuUsPerRequest);
 } finally {
   if (child.exitCode === null) child.kill('SIGKILL');
+  await receiver?.close();
   await bench.cleanup();
 }
 
@@ -100,7 +107,7 @@ function report(file: string, requests: number, seconds: number, cpuUsPerRequest
   microseconds.delete('(idle)');
   const busy = [...microseconds.values()].reduce((sum, value) => sum + value, 0);
   process.stdout.write(
-    `${values.floor ? 'durable floor' : 'service'} on ${values.store}: ${Math.round(requests / seconds)} req/s, ${cpuUsPerRequest.toFixed(1)} µs of CPU a request (/proc, profiling included); profile: ${file}\n\n`,
+    `${values.floor ? 'durable floor' : values.webhook ? 'service with one webhook subscription' : 'service'} on ${values.store}: ${Math.round(requests / seconds)} req/s, ${cpuUsPerRequest.toFixed(1)} µs of CPU a request (/proc, profiling included); profile: ${file}\n\n`,
   );
   process.stdout.write('| layer | µs a request | share |\n|---|---|---|\n');
   for (const [layer, value] of [...microseconds].sort((a, b) => b[1] - a[1])) {

@@ -6,19 +6,27 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sqliteDriver } from '../src/store/sqlite/driver.js';
+import { encodePlantIds } from '../src/store/sqlite/plant-writes.js';
 
 const ROUNDS = 5;
 const BATCHES = 800;
 const BATCH = 64;
-const shapes: Record<string, { schema: string; insert?: string; values?: (plantId: number, now: number) => unknown[] }> = {
+const shapes: Record<string, { schema: string; insert?: string; values?: (plantId: number, now: number) => unknown[]; perBatch?: true }> = {
   'no outbox': { schema: '' },
-  'the service (rowid table and due index)': {
+  'a row a plant (rowid table and due index)': {
     schema: `CREATE TABLE webhook_messages (id INTEGER PRIMARY KEY AUTOINCREMENT, subscription_id INTEGER NOT NULL, plant_id INTEGER NOT NULL,
                created_at INTEGER NOT NULL, state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0,
                next_attempt_at INTEGER NOT NULL, lease_owner TEXT, finished_at INTEGER) STRICT;
              CREATE INDEX webhook_messages_due ON webhook_messages (subscription_id, next_attempt_at) WHERE state = 'pending';`,
     insert: 'INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at) VALUES (?, ?, ?, ?)',
     values: (plantId, now) => [1, plantId, now, now],
+  },
+  'the service: one packed row a batch (webhook_batches)': {
+    schema: `CREATE TABLE webhook_batches (id INTEGER PRIMARY KEY, subscription_id INTEGER NOT NULL, created_at INTEGER NOT NULL,
+               plants INTEGER NOT NULL, plant_ids BLOB NOT NULL) STRICT;
+             CREATE INDEX webhook_batches_subscription ON webhook_batches (subscription_id, id);`,
+    insert: 'INSERT INTO webhook_batches (subscription_id, created_at, plants, plant_ids) VALUES (?, ?, ?, ?)',
+    perBatch: true,
   },
   'without rowid, keyed by subscription, due time and plant': {
     schema: `CREATE TABLE webhook_messages (subscription_id INTEGER NOT NULL, next_attempt_at INTEGER NOT NULL, plant_id INTEGER NOT NULL,
@@ -47,11 +55,14 @@ for (let round = 0; round < ROUNDS; round++) {
     let id = 2 ** 40;
     const batch = db.transaction(() => {
       const now = Date.now();
+      const created: bigint[] = [];
       for (let j = 0; j < BATCH; j++) {
         const plantId = id++;
         insertPlant.run(plantId, `plant ${plantId}`, 'bench', now);
-        insertMessage?.run(...shape.values!(plantId, now));
+        if (shape.perBatch) created.push(BigInt(plantId));
+        else insertMessage?.run(...shape.values!(plantId, now));
       }
+      if (shape.perBatch) insertMessage!.run(1, now, created.length, encodePlantIds(created));
     });
     const started = performance.now();
     for (let b = 0; b < BATCHES; b++) batch.immediate();

@@ -44,7 +44,9 @@ export async function outboxRows(databaseUrl: string): Promise<number> {
     const { sqliteDriver } = await import('../../src/store/sqlite/driver.js');
     const db = new (sqliteDriver())(databaseUrl.slice('sqlite:'.length), { readonly: true });
     try {
-      return (db.prepare('SELECT count(*) AS count FROM webhook_messages').get() as { count: number }).count;
+      // A batch of creates writes its messages packed, one row a subscription (see the migration).
+      const sql = 'SELECT (SELECT count(*) FROM webhook_messages) + (SELECT coalesce(sum(plants), 0) FROM webhook_batches) AS count';
+      return (db.prepare(sql).get() as { count: number }).count;
     } finally {
       db.close();
     }

@@ -65,6 +65,20 @@ export const migrations: readonly Migration[] = [
 
       CREATE INDEX webhook_messages_due ON webhook_messages (subscription_id, next_attempt_at) WHERE state = 'pending';
       CREATE INDEX webhook_messages_finished ON webhook_messages (finished_at) WHERE state <> 'pending';
+
+      -- Where a batch of creates writes its messages: one row a subscription for the whole batch,
+      -- the created plants' ids as 8-byte little-endian integers, instead of a webhook_messages row
+      -- (and two index entries) a plant. The dispatcher turns them into webhook_messages rows, in a
+      -- transaction of its own, as it claims.
+      CREATE TABLE webhook_batches (
+        id INTEGER PRIMARY KEY,
+        subscription_id INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        plants INTEGER NOT NULL,
+        plant_ids BLOB NOT NULL
+      ) STRICT;
+
+      CREATE INDEX webhook_batches_subscription ON webhook_batches (subscription_id, id);
     `,
   },
 ];

@@ -16,34 +16,53 @@ export function toNewPlant(row: PlantRow): NewPlant {
  * The write of a batch of plants on one connection: one IMMEDIATE
  * transaction, so one commit and one fsync for the whole batch, with the
  * outcome of each plant as if they had been created one after the other.
- * Each plant created now gets one webhook message per active subscription in
- * the same transaction (the outbox); `onMessages` is told after the commit.
+ * The plants created get their webhook messages in the same transaction (the
+ * outbox): one webhook_batches row per active subscription, holding the ids
+ * of every plant the batch created, so a subscription costs a batch one row
+ * rather than a plant one. `onMessages` is told after the commit.
  */
 export function plantWriter(db: Database.Database, onMessages: () => void): (plants: readonly NewPlant[]) => CreatePlantResult[] {
   const insert = db.prepare('INSERT INTO plants (id, name, tag, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING');
   const find = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true);
   // One read of a small table a batch; without subscriptions that is all the outbox costs.
   const subscriptions = db.prepare('SELECT id FROM webhook_subscriptions WHERE removed_at IS NULL').pluck();
-  const insertMessage = db.prepare('INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at) VALUES (?, ?, ?, ?)');
+  const insertMessages = db.prepare('INSERT INTO webhook_batches (subscription_id, created_at, plants, plant_ids) VALUES (?, ?, ?, ?)');
   let wroteMessages = false;
   const write = db.transaction((plants: readonly NewPlant[]) => {
     const now = Date.now();
-    const subscribers = subscriptions.all() as number[];
-    wroteMessages = false;
-    return plants.map((plant): CreatePlantResult => {
+    const created: bigint[] = [];
+    const results = plants.map((plant): CreatePlantResult => {
       if (insert.run(plant.id, plant.name, plant.tag ?? null, now).changes === 1) {
-        for (const subscriptionId of subscribers) insertMessage.run(subscriptionId, plant.id, now, now);
-        wroteMessages ||= subscribers.length > 0;
+        created.push(plant.id);
         return { outcome: 'created' };
       }
       // Plants are never changed or deleted, so the row that holds the id is the one to compare with.
       const existing = toNewPlant(find.get(plant.id) as PlantRow);
       return samePlant(existing, plant) ? { outcome: 'replayed' } : { outcome: 'conflict', existing };
     });
+    const subscribers = created.length === 0 ? [] : (subscriptions.all() as number[]);
+    if (subscribers.length > 0) {
+      const ids = encodePlantIds(created);
+      for (const subscriptionId of subscribers) insertMessages.run(subscriptionId, now, created.length, ids);
+    }
+    wroteMessages = subscribers.length > 0;
+    return results;
   });
   return (plants) => {
     const results = write.immediate(plants);
     if (wroteMessages) onMessages();
     return results;
   };
+}
+
+/** The ids of a webhook_batches row: 8 bytes each, little-endian, in the order the plants were created. */
+export function encodePlantIds(ids: readonly bigint[]): Buffer {
+  const bytes = Buffer.allocUnsafe(8 * ids.length);
+  ids.forEach((id, index) => bytes.writeBigInt64LE(id, 8 * index));
+  return bytes;
+}
+
+export function decodePlantIds(bytes: Uint8Array): bigint[] {
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return Array.from({ length: view.length / 8 }, (_, index) => view.readBigInt64LE(8 * index));
 }

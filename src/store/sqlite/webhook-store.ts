@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { ClaimedMessage, NewSubscription, Settlement, Subscription, SubscriptionSummary, WebhookStore } from '../webhook-store.js';
-import { type PlantRow, toNewPlant } from './plant-writes.js';
+import { decodePlantIds, type PlantRow, toNewPlant } from './plant-writes.js';
 
 interface SubscriptionRow {
   id: number;
@@ -49,11 +49,16 @@ export class SqliteWebhookStore implements WebhookStore {
       active: db.prepare('SELECT * FROM webhook_subscriptions WHERE removed_at IS NULL ORDER BY id'),
       summaries: db.prepare(
         `SELECT s.id, s.url, s.description, s.created_at, s.delivered, s.failed, s.last_error, s.last_error_at, s.last_delivered_at,
-                (SELECT count(*) FROM webhook_messages m WHERE m.subscription_id = s.id AND m.state = 'pending') AS pending
+                (SELECT count(*) FROM webhook_messages m WHERE m.subscription_id = s.id AND m.state = 'pending')
+                  + (SELECT coalesce(sum(b.plants), 0) FROM webhook_batches b WHERE b.subscription_id = s.id) AS pending
            FROM webhook_subscriptions s WHERE s.removed_at IS NULL ORDER BY s.id`,
       ),
       remove: db.prepare('UPDATE webhook_subscriptions SET removed_at = ? WHERE id = ? AND removed_at IS NULL'),
       dropPending: db.prepare(`DELETE FROM webhook_messages WHERE subscription_id = ? AND state = 'pending'`),
+      dropBatches: db.prepare('DELETE FROM webhook_batches WHERE subscription_id = ?'),
+      nextBatch: db.prepare('SELECT id, created_at, plant_ids FROM webhook_batches WHERE subscription_id = ? ORDER BY id LIMIT 1'),
+      dropBatch: db.prepare('DELETE FROM webhook_batches WHERE id = ?'),
+      insertMessage: db.prepare('INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at) VALUES (?, ?, ?, ?)'),
       rotate: db.prepare(
         `UPDATE webhook_subscriptions SET previous_secret = secret, previous_secret_until = ?, secret = ?
           WHERE id = ? AND removed_at IS NULL RETURNING *`,
@@ -88,10 +93,16 @@ export class SqliteWebhookStore implements WebhookStore {
         `DELETE FROM webhook_messages WHERE state = 'pending'
             AND subscription_id IN (SELECT id FROM webhook_subscriptions WHERE removed_at IS NOT NULL)`,
       ),
+      pruneOrphanBatches: db.prepare(
+        'DELETE FROM webhook_batches WHERE subscription_id IN (SELECT id FROM webhook_subscriptions WHERE removed_at IS NOT NULL)',
+      ),
       backlog: db.prepare(
-        `SELECT s.id AS subscription_id, count(m.id) AS pending, min(m.created_at) AS oldest
-           FROM webhook_subscriptions s LEFT JOIN webhook_messages m ON m.subscription_id = s.id AND m.state = 'pending'
-          WHERE s.removed_at IS NULL GROUP BY s.id`,
+        `SELECT s.id AS subscription_id,
+                (SELECT count(*) FROM webhook_messages m WHERE m.subscription_id = s.id AND m.state = 'pending')
+                  + (SELECT coalesce(sum(b.plants), 0) FROM webhook_batches b WHERE b.subscription_id = s.id) AS pending,
+                (SELECT min(created_at) FROM (SELECT m.created_at FROM webhook_messages m WHERE m.subscription_id = s.id AND m.state = 'pending'
+                                               UNION ALL SELECT b.created_at FROM webhook_batches b WHERE b.subscription_id = s.id)) AS oldest
+           FROM webhook_subscriptions s WHERE s.removed_at IS NULL`,
       ),
     };
   }
@@ -140,6 +151,7 @@ export class SqliteWebhookStore implements WebhookStore {
       .transaction(() => {
         if (this.#statements.remove.run(Date.now(), id).changes === 0) return false;
         this.#statements.dropPending.run(id);
+        this.#statements.dropBatches.run(id);
         return true;
       })
       .immediate();
@@ -153,6 +165,7 @@ export class SqliteWebhookStore implements WebhookStore {
   async claimMessages({ subscriptionId, owner, limit, leaseMs }: { subscriptionId: number; owner: string; limit: number; leaseMs: number }): Promise<ClaimedMessage[]> {
     return this.#db
       .transaction(() => {
+        this.#unpackBatches(subscriptionId, limit);
         const now = Date.now();
         const claimed = this.#statements.claim.all(now + leaseMs, owner, subscriptionId, now, limit) as {
           id: bigint;
@@ -171,6 +184,23 @@ export class SqliteWebhookStore implements WebhookStore {
         );
       })
       .immediate();
+  }
+
+  /**
+   * Turns the subscription's oldest webhook_batches rows into webhook_messages
+   * rows, one a plant, until at least `wanted` messages were made or none is
+   * left: the rest of a backlog stays packed until claims reach it.
+   */
+  #unpackBatches(subscriptionId: number, wanted: number): void {
+    for (let made = 0; made < wanted; ) {
+      const batch = this.#statements.nextBatch.get(subscriptionId) as { id: number; created_at: number; plant_ids: Uint8Array } | undefined;
+      if (batch === undefined) return;
+      for (const plantId of decodePlantIds(batch.plant_ids)) {
+        this.#statements.insertMessage.run(subscriptionId, plantId, batch.created_at, batch.created_at);
+        made += 1;
+      }
+      this.#statements.dropBatch.run(batch.id);
+    }
   }
 
   async settleMessages(owner: string, settlements: readonly Settlement[]): Promise<void> {
@@ -206,7 +236,10 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async pruneMessages(before: Date): Promise<number> {
     return this.#db
-      .transaction(() => this.#statements.pruneFinished.run(before.getTime()).changes + this.#statements.pruneOrphans.run().changes)
+      .transaction(() => {
+        this.#statements.pruneOrphanBatches.run();
+        return this.#statements.pruneFinished.run(before.getTime()).changes + this.#statements.pruneOrphans.run().changes;
+      })
       .immediate();
   }
 
