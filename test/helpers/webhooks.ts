@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
-import { runCli } from './processes.js';
+import type { TestContext } from 'node:test';
+import type { Backend } from './backends.js';
+import { createToken, runCli, type ServerProcess, startServer } from './processes.js';
+import { WebhookReceiver } from './webhook-receiver.js';
 
 /** Settings that make retries, leases and pruning take milliseconds, so that tests finish fast. */
 export const FAST_WEBHOOKS = {
@@ -14,6 +17,25 @@ export async function addWebhook(env: Record<string, string>, url: string): Prom
   const added = await runCli(['webhook', 'add', url, '--json'], env);
   assert.equal(added.code, 0, added.stderr);
   return JSON.parse(added.stdout) as { id: number; url: string; secret: string };
+}
+
+/**
+ * A server on a fresh store of `backend`, with FAST_WEBHOOKS (and `settings`), one subscription to a
+ * receiver of the test's own that verifies its secret and answers `answer`, and a token to create with.
+ */
+export async function serverWithWebhook(
+  t: TestContext,
+  backend: Backend,
+  { settings = {}, answer }: { settings?: Record<string, string>; answer?: WebhookReceiver['answer'] } = {},
+): Promise<{ env: Record<string, string>; receiver: WebhookReceiver; subscription: { id: number; secret: string }; token: string; server: ServerProcess }> {
+  const env = { DATABASE_URL: await backend.freshUrl(t), ...FAST_WEBHOOKS, ...settings };
+  const receiver = await WebhookReceiver.start(t);
+  const subscription = await addWebhook(env, receiver.url);
+  receiver.secrets = [subscription.secret];
+  if (answer !== undefined) receiver.answer = answer;
+  const token = await createToken(env, 'writer');
+  const server = await startServer(t, env);
+  return { env, receiver, subscription, token, server };
 }
 
 export interface ListedSubscription {

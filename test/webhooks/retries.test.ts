@@ -4,7 +4,7 @@ import { testBackends } from '../helpers/backends.js';
 import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
 import { until } from '../helpers/until.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { addWebhook, FAST_WEBHOOKS, listWebhooks, plantBody } from '../helpers/webhooks.js';
+import { addWebhook, FAST_WEBHOOKS, listWebhooks, plantBody, serverWithWebhook } from '../helpers/webhooks.js';
 
 const backends = await testBackends('webhook retries');
 
@@ -39,13 +39,8 @@ for (const backend of backends) {
   });
 
   test(`${backend.name}: a receiver that fails one request in four gets every plant once, retries under the same webhook-id`, async (t) => {
-    const env = { DATABASE_URL: await backend.freshUrl(t), ...FAST_WEBHOOKS };
-    const receiver = await WebhookReceiver.start(t);
-    receiver.secrets = [(await addWebhook(env, receiver.url)).secret];
     let requests = 0;
-    receiver.answer = () => (++requests % 4 === 0 ? 503 : 200);
-    const token = await createToken(env, 'writer');
-    const server = await startServer(t, env);
+    const { env, receiver, token, server } = await serverWithWebhook(t, backend, { answer: () => (++requests % 4 === 0 ? 503 : 200) });
     const ids = Array.from({ length: 60 }, (_, i) => -9007199254740993n - BigInt(i));
     for (let i = 0; i < ids.length; i += 10) {
       const answers = await Promise.all(ids.slice(i, i + 10).map((id) => postPlant(server.url, token, plantBody(id))));
@@ -65,13 +60,7 @@ for (const backend of backends) {
   });
 
   test(`${backend.name}: a message that runs out of retries is marked failed, counted, logged, and in the metrics`, async (t) => {
-    const env = { DATABASE_URL: await backend.freshUrl(t), ...FAST_WEBHOOKS, WEBHOOK_RETRY_FOR_MS: '400' };
-    const receiver = await WebhookReceiver.start(t);
-    const subscription = await addWebhook(env, receiver.url);
-    receiver.secrets = [subscription.secret];
-    receiver.answer = () => 500;
-    const token = await createToken(env, 'writer');
-    const server = await startServer(t, env);
+    const { env, receiver, subscription, token, server } = await serverWithWebhook(t, backend, { settings: { WEBHOOK_RETRY_FOR_MS: '400' }, answer: () => 500 });
     for (const id of [1n, 2n, 3n]) assert.equal((await postPlant(server.url, token, plantBody(id))).status, 200);
     await until('the three messages are failed', async () => {
       const [listed] = await listWebhooks(env);
@@ -98,12 +87,7 @@ for (const backend of backends) {
   });
 
   test(`${backend.name}: the metrics show the backlog and the age of the oldest pending message while a receiver is down`, async (t) => {
-    const env = { DATABASE_URL: await backend.freshUrl(t), ...FAST_WEBHOOKS };
-    const receiver = await WebhookReceiver.start(t);
-    receiver.secrets = [(await addWebhook(env, receiver.url)).secret];
-    receiver.answer = () => 503;
-    const token = await createToken(env, 'writer');
-    const server = await startServer(t, env);
+    const { receiver, token, server } = await serverWithWebhook(t, backend, { answer: () => 503 });
     for (const id of [1n, 2n]) assert.equal((await postPlant(server.url, token, plantBody(id))).status, 200);
     await until('an attempt failed', () => receiver.received.length >= 2);
     await new Promise((resolve) => setTimeout(resolve, 1100));
@@ -119,13 +103,7 @@ for (const backend of backends) {
   });
 
   test(`${backend.name}: remove stops deliveries at once and drops the pending messages`, async (t) => {
-    const env = { DATABASE_URL: await backend.freshUrl(t), ...FAST_WEBHOOKS };
-    const receiver = await WebhookReceiver.start(t);
-    const subscription = await addWebhook(env, receiver.url);
-    receiver.secrets = [subscription.secret];
-    receiver.answer = () => 500;
-    const token = await createToken(env, 'writer');
-    const server = await startServer(t, env);
+    const { env, receiver, subscription, token, server } = await serverWithWebhook(t, backend, { answer: () => 500 });
     for (const id of [1n, 2n, 3n, 4n, 5n]) assert.equal((await postPlant(server.url, token, plantBody(id))).status, 200);
     await until('attempts are failing', () => receiver.received.length >= 10);
     const removed = await runCli(['webhook', 'remove', String(subscription.id)], env);
@@ -145,12 +123,7 @@ for (const backend of backends) {
   });
 
   test(`${backend.name}: after rotate-secret deliveries carry both signatures, so a receiver can switch secrets without losing one`, async (t) => {
-    const env = { DATABASE_URL: await backend.freshUrl(t), ...FAST_WEBHOOKS };
-    const receiver = await WebhookReceiver.start(t);
-    const subscription = await addWebhook(env, receiver.url);
-    receiver.secrets = [subscription.secret];
-    const token = await createToken(env, 'writer');
-    const server = await startServer(t, env);
+    const { env, receiver, subscription, token, server } = await serverWithWebhook(t, backend);
     assert.equal((await postPlant(server.url, token, plantBody(1n))).status, 200);
     await until('plant 1 is delivered', () => receiver.deliveredByPlant().has('1'));
     assert.equal(receiver.received[0]?.signatures.length, 1);
