@@ -165,14 +165,12 @@ export class SqliteWebhookStore implements WebhookStore {
   async claimMessages({ subscriptionId, owner, limit, leaseMs }: { subscriptionId: number; owner: string; limit: number; leaseMs: number }): Promise<ClaimedMessage[]> {
     return this.#db
       .transaction(() => {
-        this.#unpackBatches(subscriptionId, limit);
         const now = Date.now();
-        const claimed = this.#statements.claim.all(now + leaseMs, owner, subscriptionId, now, limit) as {
-          id: bigint;
-          plant_id: bigint;
-          attempts: bigint;
-          created_at: bigint;
-        }[];
+        const claim = (count: number) =>
+          this.#statements.claim.all(now + leaseMs, owner, subscriptionId, now, count) as { id: bigint; plant_id: bigint; attempts: bigint; created_at: bigint }[];
+        let claimed = claim(limit);
+        // Packed messages are unpacked only as claims need them: the rest of a backlog stays one row a batch.
+        if (claimed.length < limit && this.#unpackBatches(subscriptionId, limit - claimed.length) > 0) claimed = claimed.concat(claim(limit - claimed.length));
         return claimed.map(
           (row): ClaimedMessage => ({
             id: row.id,
@@ -189,18 +187,20 @@ export class SqliteWebhookStore implements WebhookStore {
   /**
    * Turns the subscription's oldest webhook_batches rows into webhook_messages
    * rows, one a plant, until at least `wanted` messages were made or none is
-   * left: the rest of a backlog stays packed until claims reach it.
+   * left; returns how many were made.
    */
-  #unpackBatches(subscriptionId: number, wanted: number): void {
-    for (let made = 0; made < wanted; ) {
+  #unpackBatches(subscriptionId: number, wanted: number): number {
+    let made = 0;
+    while (made < wanted) {
       const batch = this.#statements.nextBatch.get(subscriptionId) as { id: number; created_at: number; plant_ids: Uint8Array } | undefined;
-      if (batch === undefined) return;
+      if (batch === undefined) break;
       for (const plantId of decodePlantIds(batch.plant_ids)) {
         this.#statements.insertMessage.run(subscriptionId, plantId, batch.created_at, batch.created_at);
         made += 1;
       }
       this.#statements.dropBatch.run(batch.id);
     }
+    return made;
   }
 
   async settleMessages(owner: string, settlements: readonly Settlement[]): Promise<void> {
