@@ -57,6 +57,34 @@ export function parseCommandLine<O extends Options>(
   }
 }
 
+/** A subcommand of a command group: its own arguments in, an exit code out. */
+export type Subcommand = (argv: readonly string[], context: CommandContext) => Promise<number>;
+
+/**
+ * Runs the subcommand that `argv` starts with, out of `subcommands` of the
+ * `group` command: without one, the group's help and exit 2; with --help,
+ * the help and exit 0; an unknown one is a usage error that names them all.
+ */
+export async function runSubcommand(group: string, subcommands: Readonly<Record<string, Subcommand>>, help: string, argv: readonly string[], context: CommandContext): Promise<number> {
+  const [subcommand, ...rest] = argv;
+  if (subcommand === undefined || subcommand === '--help' || subcommand === '-h') {
+    context.stdout.write(help);
+    return subcommand === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const run = Object.hasOwn(subcommands, subcommand) ? subcommands[subcommand] : undefined;
+  if (run === undefined) {
+    const names = Object.keys(subcommands);
+    throw new UsageError(`unknown ${group} subcommand ${JSON.stringify(subcommand)}; expected ${names.slice(0, -1).join(', ')} or ${names.at(-1)}`);
+  }
+  return run(rest, context);
+}
+
+/** Writes `rows` (the first one the header) as columns two spaces apart, each as wide as its widest cell. */
+export function writeTable(context: CommandContext, rows: readonly (readonly string[])[]): void {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  for (const row of rows) context.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`);
+}
+
 /** The text of `--help` for a command: usage line, description, and its settings with defaults. */
 export function helpText(usage: string, description: string, settingNames: readonly (keyof typeof settings)[] = [], extra = ''): string {
   const settingsPart = settingNames.length === 0 ? '' : `\nSettings (flag, environment variable, meaning):\n${describeSettings(settingNames)}\n`;

@@ -2,7 +2,7 @@ import { STORE_SETTINGS } from '../config.js';
 import type { TokenRecord } from '../store/store.js';
 import { parseDuration } from '../tokens/duration.js';
 import { issueToken } from '../tokens/issue-token.js';
-import { type CommandContext, CommandFailed, helpText, parseCommandLine, UsageError, withStore } from './command-line.js';
+import { type CommandContext, CommandFailed, helpText, parseCommandLine, runSubcommand, UsageError, withStore, writeTable } from './command-line.js';
 
 const help = {
   create: helpText(
@@ -25,23 +25,8 @@ export const tokenHelp = helpText(
     'Run `plantstore token SUBCOMMAND --help` for the options of each.',
 );
 
-export async function tokenCommand(argv: readonly string[], context: CommandContext): Promise<number> {
-  const [subcommand, ...rest] = argv;
-  switch (subcommand) {
-    case 'create':
-      return createToken(rest, context);
-    case 'list':
-      return listTokens(rest, context);
-    case 'revoke':
-      return revokeToken(rest, context);
-    case undefined:
-    case '--help':
-    case '-h':
-      context.stdout.write(tokenHelp);
-      return subcommand === undefined ? 2 : 0;
-    default:
-      throw new UsageError(`unknown token subcommand ${JSON.stringify(subcommand)}; expected create, list or revoke`);
-  }
+export function tokenCommand(argv: readonly string[], context: CommandContext): Promise<number> {
+  return runSubcommand('token', { create: createToken, list: listTokens, revoke: revokeToken }, tokenHelp, argv, context);
 }
 
 async function createToken(argv: readonly string[], context: CommandContext): Promise<number> {
@@ -90,8 +75,7 @@ async function listTokens(argv: readonly string[], context: CommandContext): Pro
     const table = [['ID', 'NAME', 'STATUS', 'CREATED', 'EXPIRES', 'REVOKED']].concat(
       rows.map((row) => [String(row.id), row.name, row.status, row.createdAt, row.expiresAt ?? '-', row.revokedAt ?? '-']),
     );
-    const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]!.length)));
-    for (const row of table) context.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`);
+    writeTable(context, table);
     return 0;
   });
 }

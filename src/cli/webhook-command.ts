@@ -1,6 +1,6 @@
 import { STORE_SETTINGS } from '../config.js';
 import { addSubscription, PREVIOUS_SECRET_MS, rotateSecret } from '../webhooks/subscriptions.js';
-import { type CommandContext, CommandFailed, helpText, parseCommandLine, UsageError, withStore } from './command-line.js';
+import { type CommandContext, CommandFailed, helpText, parseCommandLine, runSubcommand, UsageError, withStore, writeTable } from './command-line.js';
 
 const help = {
   add: helpText(
@@ -35,25 +35,8 @@ export const webhookHelp = helpText(
     'Run `plantstore webhook SUBCOMMAND --help` for the options of each; docs/webhooks.md for deliveries.',
 );
 
-export async function webhookCommand(argv: readonly string[], context: CommandContext): Promise<number> {
-  const [subcommand, ...rest] = argv;
-  switch (subcommand) {
-    case 'add':
-      return add(rest, context);
-    case 'list':
-      return list(rest, context);
-    case 'remove':
-      return remove(rest, context);
-    case 'rotate-secret':
-      return rotate(rest, context);
-    case undefined:
-    case '--help':
-    case '-h':
-      context.stdout.write(webhookHelp);
-      return subcommand === undefined ? 2 : 0;
-    default:
-      throw new UsageError(`unknown webhook subcommand ${JSON.stringify(subcommand)}; expected add, list, remove or rotate-secret`);
-  }
+export function webhookCommand(argv: readonly string[], context: CommandContext): Promise<number> {
+  return runSubcommand('webhook', { add, list, remove, 'rotate-secret': rotate }, webhookHelp, argv, context);
 }
 
 async function add(argv: readonly string[], context: CommandContext): Promise<number> {
@@ -114,8 +97,7 @@ async function list(argv: readonly string[], context: CommandContext): Promise<n
         row.lastError === null ? '-' : `${row.lastErrorAt} ${row.lastError}`,
       ]),
     );
-    const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]!.length)));
-    for (const row of table) context.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`);
+    writeTable(context, table);
     return 0;
   });
 }
