@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { ServeConfig } from './config.js';
@@ -5,7 +6,7 @@ import { ServiceError } from './errors.js';
 import { createLogger } from './logging.js';
 import { AuthFailureLimiter } from './http/auth-failure-limiter.js';
 import { clientErrorHandler } from './http/client-error-handler.js';
-import { onRequestCompleted } from './http/request-completed.js';
+import { recordCompletion, onRequestCompleted } from './http/request-completed.js';
 import { requestId } from './http/request-id.js';
 import { requestLogger } from './http/request-logger.js';
 import { metricsRoutes } from './http/routes/metrics-routes.js';
@@ -13,7 +14,9 @@ import { Metrics } from './metrics.js';
 import { SECURITY_HEADERS } from './http/security-headers.js';
 import { errorHandler } from './http/error-handler.js';
 import { parseExactJson } from './http/exact-json.js';
-import { addInt64Keyword } from './http/int64-keyword.js';
+import { clientAddress } from './http/client-address.js';
+import { httpServer } from './http/http-server.js';
+import { type DirectRoute, directCreateRoute } from './http/routes/direct-create-route.js';
 import { plantsRoutes } from './http/routes/plants-routes.js';
 import { GroupCommit } from './plants/group-commit.js';
 import { systemRoutes } from './http/routes/system-routes.js';
@@ -69,11 +72,8 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
     // A request's own logger is made only when the request logs more than its access line.
     childLoggerFactory: requestLogger,
     bodyLimit: config.bodyLimit,
-    ajv: {
-      // Validate exactly what was sent: no coercion (`"1"` is not an id), no defaults, nothing removed.
-      customOptions: { coerceTypes: false, useDefaults: false, removeAdditional: false },
-      plugins: [addInt64Keyword],
-    },
+    // The server tries the direct routes before Fastify's own (see direct-create-route.ts).
+    serverFactory: (fastifyHandler, options) => httpServer(options, (request, response) => direct(request, response) || fastifyHandler(request, response)),
     clientErrorHandler,
     genReqId: requestId,
     // The client's address for the failed-authentication limit and the access line: the peer, or
@@ -92,11 +92,14 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
     requestTimeout: config.requestTimeoutMs,
   });
   app.server.maxConnections = config.maxConnections;
+  // Until the routes exist, every request is Fastify's.
+  let direct: DirectRoute = () => false;
 
   const metrics = new Metrics();
   app.decorate('metricsRegistry', metrics.registry);
   app.decorateRequest('caller', null);
-  onRequestCompleted(app, metrics);
+  const record = recordCompletion(app.log as unknown as Logger, metrics);
+  onRequestCompleted(app, record);
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(SECURITY_HEADERS);
     reply.header('x-request-id', request.id);
@@ -141,6 +144,15 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
     verifier,
     limiter: new AuthFailureLimiter({ limit: config.authFailureLimit, windowMs: config.authFailureWindowMs }),
     metrics,
+  });
+  direct = directCreateRoute({
+    writer,
+    verifier,
+    metrics,
+    record,
+    logger: app.log,
+    clientAddress: clientAddress(config.trustProxy),
+    bodyLimit: config.bodyLimit,
   });
   return app;
 }

@@ -7,6 +7,11 @@ import type { AuthFailureLimiter } from './auth-failure-limiter.js';
 /** `Bearer <b64token>` (RFC 6750, section 2.1); the scheme word is case-insensitive. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
+/** The token of an Authorization header, or undefined when the header is absent or not a bearer token. */
+export function bearerToken(header: string | undefined): string | undefined {
+  return header === undefined ? undefined : BEARER.exec(header)?.[1];
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** Who the request acts for, once the bearer hook passed it. */
@@ -59,8 +64,7 @@ export function bearerAuth(verifier: TokenVerifier, limiter: AuthFailureLimiter,
   };
 
   return function requireBearerToken(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    const header = request.headers.authorization;
-    const token = header === undefined ? undefined : BEARER.exec(header)?.[1];
+    const token = bearerToken(request.headers.authorization);
     if (token === undefined) {
       refuse(request, new ServiceError('MISSING_CREDENTIALS'), 'missing', done);
       return;

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceError } from '../errors.js';
 
 /**
@@ -8,11 +8,7 @@ import { ServiceError } from '../errors.js';
  */
 export function errorHandler(error: FastifyError | ServiceError, request: FastifyRequest, reply: FastifyReply): void {
   const answer = toServiceError(error);
-  if (answer.status >= 500) {
-    request.log.error({ err: error, code: answer.code }, answer.message);
-  } else {
-    request.log.info({ code: answer.code }, answer.message);
-  }
+  logErrorAnswer(request.log, error, answer);
   if (answer.code === 'BODY_TOO_LARGE') {
     // The rest of the body is not read; the connection cannot be reused.
     reply.header('connection', 'close');
@@ -20,13 +16,26 @@ export function errorHandler(error: FastifyError | ServiceError, request: Fastif
   void reply.code(answer.status).headers(answer.headers).send(answer.toBody());
 }
 
-/** Fastify's own error codes (fastify/lib/errors.js) mapped onto the catalogue. */
-function toServiceError(error: FastifyError | ServiceError): ServiceError {
-  if (error instanceof ServiceError) return error;
-  if (error.validation !== undefined && error.validation.length > 0) {
-    return new ServiceError('INVALID_PLANT', { detail: describeValidationError(error.validation[0]!) });
+/** What an operator needs of an error answer, under the request's id: the cause of a 5xx, the code of the rest. */
+export function logErrorAnswer(log: Pick<FastifyBaseLogger, 'error' | 'info'>, error: unknown, answer: ServiceError): void {
+  if (answer.status >= 500) {
+    log.error({ err: error, code: answer.code }, answer.message);
+  } else {
+    log.info({ code: answer.code }, answer.message);
   }
-  switch (error.code) {
+}
+
+/** A body that fails the NewPlant schema: 400, naming the first field at fault. */
+export function invalidPlant(errors: readonly ValidationError[]): ServiceError {
+  return new ServiceError('INVALID_PLANT', { detail: describeValidationError(errors[0]!) });
+}
+
+/** Any error as its catalogue entry: ours as they are, Fastify's own codes (fastify/lib/errors.js) mapped. */
+export function toServiceError(error: FastifyError | ServiceError | Error): ServiceError {
+  if (error instanceof ServiceError) return error;
+  const { validation, code, statusCode } = error as Partial<FastifyError>;
+  if (validation !== undefined && validation.length > 0) return invalidPlant(validation);
+  switch (code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ServiceError('UNSUPPORTED_MEDIA_TYPE');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -37,7 +46,7 @@ function toServiceError(error: FastifyError | ServiceError): ServiceError {
   if (error instanceof SyntaxError || error instanceof RangeError) {
     return new ServiceError('INVALID_JSON', { detail: error.message });
   }
-  if (error.statusCode === 400) return new ServiceError('BAD_REQUEST', { detail: error.message });
+  if (statusCode === 400) return new ServiceError('BAD_REQUEST', { detail: error.message });
   return new ServiceError('INTERNAL', { cause: error });
 }
 

@@ -1,4 +1,4 @@
-// Ajv comes with Fastify, which calls this plugin with its own instance.
+// Ajv comes with @fastify/ajv-compiler, which calls this plugin with its own instance (plant-codecs.ts).
 import type { Ajv } from 'ajv';
 import { INT64_MAX, INT64_MIN, isInt64 } from '../plants/plant.js';
 

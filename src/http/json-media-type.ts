@@ -9,13 +9,14 @@ import { ServiceError } from '../errors.js';
  * Fastify's preParsing phase (a hook runner and its closures).
  */
 export const requireJsonMediaType: onRequestHookHandler = (request, _reply, done) => {
-  const header = request.headers['content-type'];
-  const problem = header === 'application/json' ? undefined : mediaTypeProblem(header);
+  const problem = mediaTypeProblem(request.headers['content-type']);
   if (problem === undefined) done();
   else done(new ServiceError('UNSUPPORTED_MEDIA_TYPE', { detail: problem }));
 };
 
-function mediaTypeProblem(header: string | undefined): string | undefined {
+/** What is wrong with a request's Content-Type for a JSON body, or undefined when nothing is. */
+export function mediaTypeProblem(header: string | undefined): string | undefined {
+  if (header === 'application/json') return undefined;
   if (header === undefined) return 'the request has no Content-Type';
   const [type = '', ...parameters] = header.split(';');
   if (type.trim().toLowerCase() !== 'application/json') return `got ${JSON.stringify(type.trim())}`;

@@ -1,5 +1,6 @@
+import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { TestContext } from 'node:test';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { type Backend, sqlite } from './backends.js';
 import { type AppConfig, buildApp } from '../../src/app.js';
 import { parseDatabaseUrl, settings } from '../../src/config.js';
@@ -7,14 +8,29 @@ import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { issueToken } from '../../src/tokens/issue-token.js';
 
+/** An answer read off a real connection. */
+export interface HttpAnswer {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+  json(): unknown;
+}
+
 export interface TestApp {
   app: FastifyInstance;
   store: Store;
   /** A valid token, issued for this app's store. */
   token: string;
+  /** The port the app listens on, on 127.0.0.1; it starts listening at the first call. */
+  port(): Promise<number>;
+  /** One request over a real connection to the app, with a Content-Length for the payload, or `chunked`. */
+  request(options: { method: string; url: string; headers?: Record<string, string>; payload?: string | Buffer; chunked?: boolean }): Promise<HttpAnswer>;
   /** POST /plants with a valid token and `application/json`, unless told otherwise. */
-  post(body: unknown, options?: { token?: string | null; contentType?: string | null; headers?: Record<string, string> }): Promise<LightMyRequestResponse>;
+  post(body: unknown, options?: { token?: string | null; contentType?: string | null; headers?: Record<string, string> }): Promise<HttpAnswer>;
 }
+
+/** How long a test waits for one answer: far past any the server takes. */
+const ANSWER_TIMEOUT_MS = 30_000;
 
 /**
  * The real app on a fresh store, SQLite unless another backend is named,
@@ -71,35 +87,63 @@ export async function testApp(
     served,
     config.now === undefined ? {} : { now: config.now },
   );
+  // Keep-alive, as clients do: a request may be served on a connection that served others.
+  const agent = new Agent({ keepAlive: true });
   t.after(async () => {
+    agent.destroy();
     await app.close();
     await store.close();
   });
   const issued = await issueToken(store, { name: 'test' });
   if (!issued.issued) throw new Error(issued.problem);
   const token = issued.token;
+  let listening: Promise<number> | undefined;
+  // A test may have made the app listen itself, on a port of its choosing.
+  const port = () =>
+    (listening ??= (app.server.listening ? Promise.resolve() : app.listen({ host: '127.0.0.1', port: 0 })).then(() => (app.server.address() as { port: number }).port));
+  const request: TestApp['request'] = async ({ method, url, headers = {}, payload, chunked = false }) => {
+    const at = await port();
+    return new Promise((resolve, reject) => {
+      const sent = httpRequest({ host: '127.0.0.1', port: at, method, path: url, agent, timeout: ANSWER_TIMEOUT_MS, headers }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('error', reject);
+        response.on('end', () => {
+          const body = Buffer.concat(chunks).toString('utf8');
+          resolve({ statusCode: response.statusCode!, headers: response.headers, body, json: () => JSON.parse(body) });
+        });
+      });
+      sent.on('timeout', () => sent.destroy(new Error(`no answer to ${method} ${url} within ${ANSWER_TIMEOUT_MS} ms`)));
+      sent.on('error', reject);
+      if (!chunked) {
+        if (payload !== undefined) sent.setHeader('content-length', Buffer.byteLength(payload));
+        sent.end(payload);
+        return;
+      }
+      // A body written before end() has no known length: node:http sends it in chunks.
+      if (payload !== undefined) sent.write(payload);
+      sent.end();
+    });
+  };
   return {
     app,
     store,
     token,
+    port,
+    request,
     post: (body, options = {}) => {
       const headers: Record<string, string> = { ...options.headers };
       const presented = options.token === undefined ? token : options.token;
       if (presented !== null) headers['authorization'] = `Bearer ${presented}`;
       const contentType = options.contentType === undefined ? 'application/json' : options.contentType;
       if (contentType !== null) headers['content-type'] = contentType;
-      return app.inject({
-        method: 'POST',
-        url: '/plants',
-        headers,
-        payload: typeof body === 'string' ? body : JSON.stringify(body),
-      });
+      return request({ method: 'POST', url: '/plants', headers, payload: typeof body === 'string' ? body : JSON.stringify(body) });
     },
   };
 }
 
 /** The Error body every error answer must have, with `error` equal to the status. */
-export function errorBody(response: LightMyRequestResponse): { error: number; message: string } {
+export function errorBody(response: { statusCode: number; body: string; json(): unknown }): { error: number; message: string } {
   const body = response.json() as { error: number; message: string };
   if (body.error !== response.statusCode || typeof body.message !== 'string' || Object.keys(body).length !== 2) {
     throw new Error(`not an Error body for ${response.statusCode}: ${response.body}`);

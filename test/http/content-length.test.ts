@@ -7,10 +7,9 @@ import { type TestApp, testApp } from '../helpers/test-app.js';
 const BAD_REQUEST = '{"error":400,"message":"Bad request"}';
 
 /** The app on a real port: these are faults of HTTP framing, which only a real connection carries. */
-async function listening(t: TestContext): Promise<TestApp & { port: number }> {
+async function listening(t: TestContext): Promise<Omit<TestApp, 'port'> & { port: number }> {
   const served = await testApp(t);
-  await served.app.listen({ host: '127.0.0.1', port: 0 });
-  return { ...served, port: (served.app.server.address() as { port: number }).port };
+  return { ...served, port: await served.port() };
 }
 
 /** Sends the bytes on a new connection, optionally closes the sending side, and resolves the answers read until the server closes. */

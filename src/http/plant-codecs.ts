@@ -1,0 +1,39 @@
+import AjvCompiler from '@fastify/ajv-compiler';
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
+import type { Plant } from '../plants/plant.js';
+import type { ErrorBody } from '../errors.js';
+import { componentSchema, exactInt64Schema } from './contract.js';
+import { addInt64Keyword } from './int64-keyword.js';
+
+/**
+ * POST /plants' body check and its answers' writers, compiled once from the
+ * contract with the libraries Fastify compiles its own with. Both ways a
+ * create is served use these same functions: Fastify's route (as its
+ * validator and serialiser compilers) and the direct route, so the two
+ * cannot disagree on what is valid or how an answer is written.
+ */
+
+const ROUTE = { method: 'POST', url: '/plants' } as const;
+
+/** The body schema: NewPlant, with its int64 id checked exactly (see int64-keyword.ts). */
+export const newPlantSchema = exactInt64Schema(componentSchema('NewPlant'));
+
+const compileValidator = AjvCompiler()(
+  {},
+  {
+    // Validate exactly what was sent: no coercion (`"1"` is not an id), no defaults, nothing removed.
+    customOptions: { coerceTypes: false, useDefaults: false, removeAdditional: false },
+    plugins: [addInt64Keyword],
+  },
+);
+
+/** Checks a parsed body against NewPlant; on failure its `errors` hold Ajv's first error. */
+export const validateNewPlant = compileValidator({ schema: newPlantSchema, ...ROUTE, httpPart: 'body' });
+
+const compileSerializer = SerializerSelector()({}, {});
+
+/** Writes a 200 answer's Plant, as the contract's Plant schema says. */
+export const serializePlant = compileSerializer({ schema: componentSchema('Plant'), ...ROUTE, httpStatus: '200' }) as (plant: Plant) => string;
+
+/** Writes an Error body, as the contract's Error schema says. */
+export const serializeError = compileSerializer({ schema: componentSchema('Error'), ...ROUTE, httpStatus: '4xx' }) as (error: ErrorBody) => string;
