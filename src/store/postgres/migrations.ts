@@ -68,6 +68,46 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX webhook_messages_finished ON webhook_messages (finished_at) WHERE state <> 'pending';
     `,
   },
+  {
+    version: 3,
+    name: 'create the batch insert as a function',
+    // The group commit's one statement, kept in the server: a PL/pgSQL function's statements are
+    // parsed and planned once per server connection and then reused, which an unnamed statement
+    // from the client never is (it is parsed and planned for every batch), and which, unlike a
+    // named prepared statement, needs nothing of the connection the call arrives on, so it works
+    // behind PgBouncer's transaction pooling. A lone create commits about 0.15 ms sooner
+    // (bench/postgres-batch-insert.mjs).
+    //
+    // The first plant of each id in the batch is inserted unless the id is taken; the plants created
+    // get their webhook messages in the same statement, so in the same transaction. Each created id
+    // comes back with the number of messages written for the whole batch.
+    sql: `
+      CREATE FUNCTION create_plants(ids BIGINT[], names TEXT[], tags TEXT[])
+        RETURNS TABLE (id BIGINT, messages INTEGER)
+        LANGUAGE plpgsql
+      AS $$
+      #variable_conflict use_column
+      BEGIN
+        RETURN QUERY
+          WITH inserted AS (
+            INSERT INTO plants (id, name, tag)
+            SELECT DISTINCT ON (id) id, name, tag
+              FROM unnest(ids, names, tags) WITH ORDINALITY AS batch (id, name, tag, position)
+             ORDER BY id, position
+            ON CONFLICT (id) DO NOTHING
+            RETURNING id
+          ), outbox AS (
+            INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at)
+            SELECT subscription.id, inserted.id, now(), now()
+              FROM inserted CROSS JOIN webhook_subscriptions AS subscription
+             WHERE subscription.removed_at IS NULL
+            RETURNING 1
+          )
+          SELECT inserted.id, (SELECT count(*) FROM outbox)::INTEGER FROM inserted;
+      END
+      $$;
+    `,
+  },
 ];
 
 /** Any constant does; this one is "plantsto" read as ASCII. */

@@ -77,29 +77,12 @@ export class PostgresStore implements Store {
   async createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
     if (plants.length === 0) return [];
     return translateErrors(async () => {
-      // One statement for the batch: the first plant of each id is inserted unless the id is taken.
-      // Unnamed, like every statement here: a named one lives in one server connection, and behind
-      // PgBouncer's transaction pooling the next batch may run on another (docs/deploy.md). Parsing
-      // and planning it once a batch costs about 1.5 µs a plant (bench/postgres-named-statement.mjs).
-      // The plants created get their webhook messages in the same statement, so in the same transaction.
-      const { rows: inserted } = await this.#pool.query<{ id: string; messages: number }>({
-        text: `WITH inserted AS (
-                 INSERT INTO plants (id, name, tag)
-                 SELECT DISTINCT ON (id) id, name, tag
-                   FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS batch (id, name, tag, position)
-                  ORDER BY id, position
-                 ON CONFLICT (id) DO NOTHING
-                 RETURNING id
-               ), outbox AS (
-                 INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at)
-                 SELECT subscription.id, inserted.id, now(), now()
-                   FROM inserted CROSS JOIN webhook_subscriptions AS subscription
-                  WHERE subscription.removed_at IS NULL
-                 RETURNING 1
-               )
-               SELECT id, (SELECT count(*) FROM outbox)::int AS messages FROM inserted`,
-        values: [plants.map((plant) => plant.id.toString()), plants.map((plant) => plant.name), plants.map((plant) => plant.tag ?? null)],
-      });
+      // One call for the batch, to the function in the schema (migration 3): it inserts the first
+      // plant of each id unless the id is taken, with the webhook messages of the plants it created.
+      const { rows: inserted } = await this.#pool.query<{ id: string; messages: number }>(
+        'SELECT id::text, messages FROM create_plants($1::bigint[], $2::text[], $3::text[])',
+        [plants.map((plant) => plant.id.toString()), plants.map((plant) => plant.name), plants.map((plant) => plant.tag ?? null)],
+      );
       if ((inserted[0]?.messages ?? 0) > 0) this.#webhooks.messagesWritten();
       const created = new Set(inserted.map((row) => BigInt(row.id)));
       const firstOfId = new Map<bigint, number>();

@@ -1,0 +1,70 @@
+// The group commit's batch insert three ways, on one direct PostgreSQL
+// connection: as an unnamed statement (parsed and planned for each batch), as
+// a named prepared statement (planned once, but tied to its server connection,
+// which PgBouncer's transaction pooling does not keep), and as the call to the
+// schema's create_plants function that the store makes (planned once per
+// server connection, inside the server).
+// `npm run build && node bench/postgres-batch-insert.mjs [URL] [BATCH]`: 1 plant
+// a batch by default (a lone create's batch); rounds rotate the order, each on
+// a fresh schema migrated by the service's own migrations; prints the median
+// time a batch of each kind.
+import pg from 'pg';
+import { migrate } from '../dist/store/postgres/migrations.js';
+
+const url = process.argv[2] ?? 'postgres://postgres@127.0.0.1:5432/test';
+const BATCH = Number(process.argv[3] ?? 1);
+const BATCHES = 1000;
+const ROUNDS = 5;
+const SCHEMA = 'bench_batch_insert';
+
+// The function's body (migration 3) as a statement of its own.
+const statement = `WITH inserted AS (
+    INSERT INTO plants (id, name, tag)
+    SELECT DISTINCT ON (id) id, name, tag
+      FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS batch (id, name, tag, position)
+     ORDER BY id, position
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id
+  ), outbox AS (
+    INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at)
+    SELECT subscription.id, inserted.id, now(), now()
+      FROM inserted CROSS JOIN webhook_subscriptions AS subscription
+     WHERE subscription.removed_at IS NULL
+    RETURNING 1
+  )
+  SELECT id::text, (SELECT count(*) FROM outbox)::int AS messages FROM inserted`;
+const kinds = {
+  unnamed: (values) => ({ text: statement, values }),
+  named: (values) => ({ name: 'bench-batch-insert', text: statement, values }),
+  function: (values) => ({ text: 'SELECT id::text, messages FROM create_plants($1::bigint[], $2::text[], $3::text[])', values }),
+};
+
+const admin = new pg.Client({ connectionString: url });
+await admin.connect();
+const times = Object.fromEntries(Object.keys(kinds).map((kind) => [kind, []]));
+let next = 0n;
+for (let round = 0; round < ROUNDS; round++) {
+  const order = Object.keys(kinds);
+  for (let r = 0; r < round; r++) order.push(order.shift());
+  for (const kind of order) {
+    await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
+    await admin.query(`CREATE SCHEMA ${SCHEMA}`);
+    const pool = new pg.Pool({ connectionString: url, max: 1, options: `-c search_path=${SCHEMA}` });
+    await migrate(pool);
+    const client = await pool.connect();
+    const started = process.hrtime.bigint();
+    for (let b = 0; b < BATCHES; b++) {
+      const ids = Array.from({ length: BATCH }, () => String(next++));
+      await client.query(kinds[kind]([ids, ids.map((id) => `plant ${id}`), ids.map(() => null)]));
+    }
+    times[kind].push(Number(process.hrtime.bigint() - started) / 1e3 / BATCHES);
+    client.release();
+    await pool.end();
+  }
+}
+await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
+await admin.end();
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+for (const [kind, xs] of Object.entries(times)) {
+  console.log(`${kind}: median ${median(xs).toFixed(0)} µs a batch of ${BATCH} (rounds: ${xs.map((t) => t.toFixed(0)).join(', ')})`);
+}
