@@ -2,15 +2,18 @@
 // CPU per request and req/s of several builds of the service (and the durable floor), measured in
 // turn, round after round, under the benchmark's load (64 connections), each on a fresh store: the
 // way to tell what a change to the write path bought on a shared machine, where one build measured
-// now and another later differ by whatever else ran meanwhile. A TARGET is `floor`, or a folder
+// now and another later differ by whatever else ran meanwhile. A TARGET is `floor`, `baseline` (the bare
+// node:http server the benchmark's RSS goal is a ratio of), or a folder
 // holding a build's bin/, dist/ and openapi/ with node_modules beside them (for an earlier commit:
 // `git worktree add DIR COMMIT`, then `npm ci && npm run build` in it). Prints each round, then the
-// medians and the lowest figure of each target (the lowest is the round least disturbed).
+// medians and the lowest figure of each target (the lowest is the round least disturbed), and each
+// target's highest peak RSS.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadGenerator } from './load/load-generator.js';
+import { binV8Flags } from './servers.js';
 import { freshStore, type StoreKind } from './stores.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -34,7 +37,13 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-const figures = new Map<string, { cpu: number[]; rps: number[] }>(targets.map((target) => [target, { cpu: [], rps: [] }]));
+/** The process's peak resident memory so far, in MiB (VmHWM of /proc/PID/status). */
+function peakRssMiB(pid: number): number {
+  const kib = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kib) / 1024;
+}
+
+const figures = new Map<string, { cpu: number[]; rps: number[]; rss: number[] }>(targets.map((target) => [target, { cpu: [], rps: [], rss: [] }]));
 let idBase = 1;
 for (let round = 1; round <= Number(values.rounds); round++) {
   for (const target of targets) {
@@ -44,7 +53,9 @@ for (let round = 1; round <= Number(values.rounds); round++) {
     const command =
       target === 'floor'
         ? [process.execPath, `${ROOT}bench/baseline-server.mjs`, String(port), bench.url]
-        : [process.execPath, '--max-semi-space-size=8', '--heap-growing-percent=50', `${target}/bin/plantstore`, 'serve', '--port', String(port)];
+        : target === 'baseline'
+          ? [process.execPath, `${ROOT}bench/baseline-server.mjs`, String(port)]
+          : [process.execPath, ...binV8Flags(`${target}/bin/plantstore`), `${target}/bin/plantstore`, 'serve', '--port', String(port)];
     const [file, ...args] = taskset(0, command);
     const child = spawn(file!, args, { env: { ...process.env, BASELINE_TOKEN: bench.token, DATABASE_URL: bench.url }, stdio: ['ignore', 'ignore', 'inherit'] });
     try {
@@ -61,7 +72,9 @@ for (let round = 1; round <= Number(values.rounds); round++) {
       const cpuUs = ((cpuSeconds(child.pid!) - before) * 1e6) / result.requests;
       figures.get(target)!.cpu.push(cpuUs);
       figures.get(target)!.rps.push(result.requestsPerSecond);
-      process.stdout.write(`round ${round}: ${target}: ${cpuUs.toFixed(1)} µs of CPU a request, ${Math.round(result.requestsPerSecond)} req/s\n`);
+      const rss = peakRssMiB(child.pid!);
+      figures.get(target)!.rss.push(rss);
+      process.stdout.write(`round ${round}: ${target}: ${cpuUs.toFixed(1)} µs of CPU a request, ${Math.round(result.requestsPerSecond)} req/s, peak RSS ${rss.toFixed(1)} MiB\n`);
     } finally {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
@@ -75,7 +88,9 @@ const median = (xs: number[]) => {
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 };
-process.stdout.write('\n| target | CPU µs a request: median (lowest) | req/s: median (highest) |\n|---|---|---|\n');
-for (const [target, { cpu, rps }] of figures) {
-  process.stdout.write(`| ${target} | ${median(cpu).toFixed(1)} (${Math.min(...cpu).toFixed(1)}) | ${Math.round(median(rps))} (${Math.round(Math.max(...rps))}) |\n`);
+process.stdout.write('\n| target | CPU µs a request: median (lowest) | req/s: median (highest) | peak RSS MiB: highest |\n|---|---|---|---|\n');
+for (const [target, { cpu, rps, rss }] of figures) {
+  process.stdout.write(
+    `| ${target} | ${median(cpu).toFixed(1)} (${Math.min(...cpu).toFixed(1)}) | ${Math.round(median(rps))} (${Math.round(Math.max(...rps))}) | ${Math.max(...rss).toFixed(1)} |\n`,
+  );
 }

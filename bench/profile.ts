@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { binV8Flags } from './servers.js';
 import { freshStore, type StoreKind, subscribe } from './stores.js';
 import { startReceiver } from './webhook-receiver.js';
 
@@ -60,7 +61,7 @@ const floorExit = `--import=data:text/javascript,process.on('SIGTERM',()=>proces
 const command = values.floor
   ? [...profiling, floorExit, `${ROOT}/bench/baseline-server.mjs`, String(port), bench.url]
   : // The V8 flags of bin/plantstore's first line, which a plain `node bin/plantstore` would not apply.
-    [...profiling, '--max-semi-space-size=8', '--heap-growing-percent=50', values.bin, 'serve', '--port', String(port)];
+    [...profiling, ...binV8Flags(values.bin), values.bin, 'serve', '--port', String(port)];
 const child = spawn('taskset', ['-c', '0', process.execPath, ...command], {
   env: { ...process.env, BASELINE_TOKEN: bench.token, DATABASE_URL: bench.url },
   stdio: ['ignore', 'ignore', 'inherit'],

@@ -24,6 +24,15 @@ export async function startService(env: Record<string, string>, cpu: number | un
   return start((port) => [`${ROOT}/bin/plantstore`, 'serve', '--port', String(port)], env, cpu);
 }
 
+/**
+ * The V8 flags on the first line of a build's bin/plantstore (`#!/usr/bin/env -S node FLAGS`):
+ * what a tool that starts it as `node [flags] BIN` must pass to run it as an operator does.
+ */
+export function binV8Flags(bin: string): string[] {
+  const shebang = readFileSync(bin, 'utf8').split('\n', 1)[0]!;
+  return shebang.split(/\s+/).filter((word) => word.startsWith('--'));
+}
+
 /** The bare baseline; with `databaseUrl` (sqlite: or postgres:), the durable floor, which stores every plant there. */
 export async function startBaseline(token: string, cpu: number | undefined, databaseUrl?: string): Promise<RunningServer> {
   const database = databaseUrl === undefined ? [] : [databaseUrl];
