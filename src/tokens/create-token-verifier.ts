@@ -1,9 +1,7 @@
 import type { BaseLogger } from 'pino';
 import type { ServeConfig } from '../config.js';
 import type { Store } from '../store/store.js';
-import { JwtVerifier } from './jwt/jwt-verifier.js';
-import { KeySet } from './jwt/key-set.js';
-import { discoveredKeySet, keySetAt, keySetFile, type KeySetSource } from './jwt/key-set-source.js';
+import { LoadedVerifier } from './loaded-verifier.js';
 import { OpaqueThenJwtVerifier } from './opaque-then-jwt-verifier.js';
 import { StoreTokenVerifier } from './store-token-verifier.js';
 import type { TokenVerifier } from './token-verifier.js';
@@ -36,15 +34,12 @@ export function createTokenVerifier(
   const issuer = settings.jwtIssuer;
   if (issuer === undefined) return storeTokens;
   // The settings were checked together at load: an issuer comes with an audience.
-  if (settings.jwtAudience === undefined) throw new Error('JWT_ISSUER is set without JWT_AUDIENCE');
-  const source: KeySetSource =
-    settings.jwtJwksFile !== undefined
-      ? keySetFile(settings.jwtJwksFile)
-      : settings.jwtJwksUrl !== undefined
-        ? keySetAt(settings.jwtJwksUrl)
-        : discoveredKeySet(issuer);
-  const keys = new KeySet(source, { cooldownMs: settings.jwtJwksCooldownMs, maxAgeMs: settings.jwtJwksMaxAgeMs, log, ...clock });
-  const rules = { issuer, audience: settings.jwtAudience, scope: settings.jwtScope, clockSkewS: settings.jwtClockSkewS };
-  const jwt = new JwtVerifier(rules, keys, clock);
+  const audience = settings.jwtAudience;
+  if (audience === undefined) throw new Error('JWT_ISSUER is set without JWT_AUDIENCE');
+  // jose is loaded only when JWTs are accepted.
+  const jwt = new LoadedVerifier(async () => {
+    const { createJwtVerifier } = await import('./jwt/create-jwt-verifier.js');
+    return createJwtVerifier({ ...settings, jwtIssuer: issuer, jwtAudience: audience }, log, clock);
+  });
   return new OpaqueThenJwtVerifier(storeTokens, jwt);
 }
