@@ -9,6 +9,8 @@ interface Remembered {
   caller: Caller | undefined;
   /** The verdict while the token is valid, made once too: a remembered valid token allocates nothing. */
   valid: Verification | undefined;
+  /** When a valid token in use is looked up again in the background (epoch milliseconds). */
+  refreshAt: number;
 }
 
 /**
@@ -18,6 +20,14 @@ interface Remembered {
  * from another process or instance; the short memory bounds how long a
  * revoked token can still pass. Expiry is checked on every request against
  * the remembered record, so it is exact.
+ *
+ * A valid token still in use once half its memory has passed is looked up
+ * again in the background while its requests go on being answered from
+ * memory, so that a busy client's requests never wait for the store, and
+ * never take the slower way that a token not yet checked takes (the direct
+ * route serves only remembered tokens). A revoked token still passes for at
+ * most `ttlMs` after the lookup that last saw it valid. Concurrent lookups
+ * of one token are one lookup.
  */
 export class StoreTokenVerifier implements TokenVerifier {
   readonly #store: Store;
@@ -25,6 +35,8 @@ export class StoreTokenVerifier implements TokenVerifier {
   readonly #now: () => number;
   /** Unknown tokens are remembered too, as unknown. */
   readonly #remembered = new TokenMemory<Remembered>();
+  /** The lookups under way, by token: each token is looked up once at a time. */
+  readonly #lookups = new Map<string, Promise<Remembered>>();
 
   constructor(store: Store, options: { ttlMs: number; now?: () => number }) {
     this.#store = store;
@@ -35,18 +47,40 @@ export class StoreTokenVerifier implements TokenVerifier {
   verifyRemembered(token: string): Verification | undefined {
     const now = this.#now();
     const remembered = this.#remembered.get(token, now);
-    return remembered === undefined ? undefined : verdict(remembered, now);
+    if (remembered === undefined) return undefined;
+    const known = verdict(remembered, now);
+    if (known.valid && now >= remembered.refreshAt) {
+      // A failed refresh leaves the memory to lapse; the first request after that looks the token up itself.
+      this.#lookUp(token).catch(() => undefined);
+    }
+    return known;
   }
 
   async verify(token: string): Promise<Verification> {
     const known = this.verifyRemembered(token);
     if (known !== undefined) return known;
+    return verdict(await this.#lookUp(token), this.#now());
+  }
+
+  #lookUp(token: string): Promise<Remembered> {
+    // With no memory (TOKEN_CACHE_TTL_MS=0) every request sees the store as it is when the request comes.
+    if (this.#ttlMs === 0) return this.#fetch(token);
+    let lookup = this.#lookups.get(token);
+    if (lookup === undefined) {
+      lookup = this.#fetch(token).finally(() => this.#lookups.delete(token));
+      this.#lookups.set(token, lookup);
+    }
+    return lookup;
+  }
+
+  async #fetch(token: string): Promise<Remembered> {
     const now = this.#now();
     const record = await this.#store.findTokenByHash(hashToken(token));
     const caller = record === undefined ? undefined : { name: record.name };
-    const remembered = { record, caller, valid: caller === undefined ? undefined : ({ valid: true, caller } as const) };
+    const valid = caller === undefined ? undefined : ({ valid: true, caller } as const);
+    const remembered = { record, caller, valid, refreshAt: now + this.#ttlMs / 2 };
     if (this.#ttlMs > 0) this.#remembered.set(token, remembered, now + this.#ttlMs);
-    return verdict(remembered, this.#now());
+    return remembered;
   }
 
   async start(): Promise<void> {}
