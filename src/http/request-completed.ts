@@ -3,9 +3,7 @@ import type { Logger } from 'pino';
 import { jsonLines } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import type { Caller } from '../tokens/token-verifier.js';
-
-/** pino's number for the info level, the access line's. */
-const INFO = 30;
+import { accessFields, AccessLines, INFO } from './access-line.js';
 
 /**
  * What the access line needs of an answered request, whichever way it was
@@ -13,6 +11,7 @@ const INFO = 30;
  * node:http directly (see direct-create-route.ts).
  */
 export interface CompletedRequest {
+  /** The request id (request-id.ts): a well-formed one holds nothing that JSON would escape. */
   readonly id: string;
   readonly method: string;
   readonly url: string;
@@ -35,10 +34,12 @@ export type RecordCompletion = (request: CompletedRequest, route: string, status
  */
 export function recordCompletion(logger: Logger, metrics: Metrics): RecordCompletion {
   const lines = jsonLines(logger);
+  const accessLines = lines === undefined ? undefined : new AccessLines(lines.bindings);
   return (request, route, status, seconds) => {
     if (logger.levelVal <= INFO) {
+      // A terminal's pretty lines go through pino; JSON lines are built by AccessLines.
       if (lines === undefined) request.log.info(accessFields(request, status, seconds), 'request');
-      else lines.write(accessLine(lines.bindings, request, status, seconds));
+      else lines.write(accessLines!.line(request, status, seconds));
     }
     metrics.requests.series(route, request.method, status).observe(seconds);
   };
@@ -50,43 +51,4 @@ export function onRequestCompleted(app: FastifyInstance, record: RecordCompletio
     record(request, request.routeOptions.url ?? 'unknown', reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
-}
-
-function accessFields(request: CompletedRequest, status: number, seconds: number) {
-  return {
-    method: request.method,
-    path: request.url.split('?')[0],
-    status,
-    durationMs: Math.round(seconds * 1e6) / 1000,
-    ip: request.ip,
-    token: request.caller?.name,
-    sub: request.caller?.subject,
-    iss: request.caller?.issuer,
-  };
-}
-
-/**
- * The access line as pino writes it from a request's logger, built here with
- * one template instead: the same fields in the same order (level, time, the
- * logger's bindings, reqId, then the fields, then msg), fields that are
- * undefined left out as JSON.stringify leaves them out. Going through pino
- * cost a child logger per request and a walk over the fields object; this
- * costs the JSON quoting of the few strings that may need it.
- */
-export function accessLine(bindings: string, request: CompletedRequest, status: number, seconds: number): string {
-  const caller = request.caller;
-  const who =
-    caller === null
-      ? ''
-      : caller.name !== undefined
-        ? `,"token":${JSON.stringify(caller.name)}`
-        : `${caller.subject === undefined ? '' : `,"sub":${JSON.stringify(caller.subject)}`},"iss":${JSON.stringify(caller.issuer)}`;
-  const query = request.url.indexOf('?');
-  const path = query === -1 ? request.url : request.url.slice(0, query);
-  const ip = request.ip;
-  return (
-    `{"level":${INFO},"time":${Date.now()}${bindings},"reqId":${JSON.stringify(request.id)},"method":${JSON.stringify(request.method)},` +
-    `"path":${JSON.stringify(path)},"status":${status},"durationMs":${Math.round(seconds * 1e6) / 1000}` +
-    `${ip === undefined ? '' : `,"ip":${JSON.stringify(ip)}`}${who},"msg":"request"}\n`
-  );
 }

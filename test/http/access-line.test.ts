@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { pino } from 'pino';
+import { accessFields, AccessLines, milliseconds } from '../../src/http/access-line.js';
+import type { CompletedRequest } from '../../src/http/request-completed.js';
+import { loggerOptions } from '../../src/logging.js';
+
+/** A logger with the service's settings, writing into `lines`, with the time fixed so that lines compare whole. */
+function pinoInto(lines: string[]) {
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  return pino({ ...loggerOptions('info'), timestamp: () => `,"time":${TIME}` }, sink);
+}
+
+const TIME = 1_764_000_000_000;
+const bindings = (logger: pino.Logger) => (logger as unknown as Record<symbol, string>)[pino.symbols.chindingsSym]!;
+/** The time in a line AccessLines made, which reads the clock. */
+const withFixedTime = (line: string) => line.replace(/^\{"level":30,"time":\d+,/, `{"level":30,"time":${TIME},`);
+
+// Small pools, so that consecutive requests often repeat a part (what AccessLines remembers) and often do not.
+const text = fc.string({ unit: 'binary', maxLength: 12 });
+const id = fc.oneof(fc.uuid(), fc.stringMatching(/^[A-Za-z0-9._:@/+=-]{1,40}$/));
+const caller = fc.oneof(
+  fc.constant(null),
+  fc.constantFrom('bench', 'quote"name', 'ünïcode').map((name) => ({ name })),
+  fc.record({ subject: fc.option(text, { nil: undefined }), issuer: fc.constantFrom('https://idp.example', 'iss\\with\\backslashes') }),
+);
+const request = fc.record({
+  id,
+  method: fc.constantFrom('POST', 'GET', 'DELETE'),
+  url: fc.constantFrom('/plants', '/plants?x=1', '/healthz', '/"odd\\path?q', '/ü/\u0001'),
+  ip: fc.constantFrom(undefined, '127.0.0.1', '::1', '10.0.0."7'),
+  caller,
+  status: fc.constantFrom(200, 401, 503),
+  seconds: fc.oneof(fc.double({ min: 0, max: 5, noNaN: true }), fc.integer({ min: 0, max: 10 ** 7 }).map((micros) => micros / 1e6)),
+});
+
+test('the access line is the line pino writes for the same fields, request after request', () => {
+  fc.assert(
+    fc.property(fc.array(request, { minLength: 1, maxLength: 30 }), (requests) => {
+      const written: string[] = [];
+      const logger = pinoInto(written);
+      const lines = new AccessLines(bindings(logger));
+      for (const { status, seconds, ...fields } of requests) {
+        const completed: CompletedRequest = { ...fields, log: logger };
+        logger.child({ reqId: completed.id }).info(accessFields(completed, status, seconds), 'request');
+        assert.equal(withFixedTime(lines.line(completed, status, seconds)), written.at(-1));
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('a duration is spelled as JSON spells the milliseconds rounded to the microsecond', () => {
+  for (const seconds of [0, 1e-7, 5e-7, 0.000001, 0.0001, 0.00123, 0.0012345, 0.1, 1, 1.0005, 59.999999, 1e6 - 1e-6, 1e6, 2e6, 1e9])
+    assert.equal(milliseconds(seconds), String(Math.round(seconds * 1e6) / 1000), String(seconds));
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 2 ** 53 - 1 }), (micros) => {
+      assert.equal(milliseconds(micros / 1e6), String(Math.round((micros / 1e6) * 1e6) / 1000));
+    }),
+    { numRuns: 20_000 },
+  );
+});
