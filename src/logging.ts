@@ -16,13 +16,13 @@ export function loggerOptions(level: LogLevel): LoggerOptions {
 }
 
 /** Lines gather in memory up to this many characters (bytes, for the ASCII of almost every line) before they are written... */
-const LOG_BUFFER_BYTES = 4096;
+const LOG_BUFFER_BYTES = 16_384;
 /** ...or for at most this long, so that a quiet service's lines still appear promptly. */
 const LOG_FLUSH_MS = 100;
 
 /**
  * The process's logger, writing JSON lines to stdout in blocks: lines gather
- * until 4 KiB are waiting or 100 ms have passed, then go out in one write
+ * until 16 KiB are waiting or 100 ms have passed, then go out in one write
  * call. Measured on the access line: 1.9 µs a line, against 3.1 µs when
  * every line is handed to an asynchronous write of its own. The write is
  * synchronous, pino's default: a reader of the logs that falls behind slows
@@ -50,14 +50,17 @@ function prettyLines() {
  * block at a time. pino's destination (sonic-boom) measures the UTF-8 length
  * of its whole pending buffer on every line it is given, which under load cost
  * more than writing the line; here a line costs a string append, and the
- * destination sees one write per 4 KiB. The destination still does the write
- * itself, with its handling of partial writes and of a full pipe (EAGAIN).
+ * destination sees one write per 16 KiB. A block is handed over as bytes,
+ * encoded once: given a string, the destination measured its length and then
+ * encoded it twice (for the write, and again to a buffer after it), which was
+ * most of what a line cost. The destination still does the write itself,
+ * with its handling of partial writes and of a full pipe (EAGAIN).
  */
 class LineBlocks {
-  readonly #destination: ReturnType<typeof pino.destination>;
+  readonly #destination: ByteDestination;
   #pending = '';
 
-  constructor(destination: ReturnType<typeof pino.destination>) {
+  constructor(destination: ByteDestination) {
     this.#destination = destination;
     setInterval(() => this.flushSync(), LOG_FLUSH_MS).unref();
   }
@@ -72,8 +75,14 @@ class LineBlocks {
     if (this.#pending === '') return;
     const block = this.#pending;
     this.#pending = '';
-    this.#destination.write(block);
+    // A new buffer each time: the destination keeps what a partial write left until it is written.
+    this.#destination.write(Buffer.from(block, 'utf8'));
   }
+}
+
+/** pino's destination in contentMode 'buffer', which takes bytes (its type names only strings). */
+interface ByteDestination {
+  write(bytes: Buffer): boolean;
 }
 
 let blocks: LineBlocks | undefined;
@@ -88,8 +97,8 @@ let blocks: LineBlocks | undefined;
  */
 function stdoutBlocks(): LineBlocks {
   if (blocks === undefined) {
-    // Every block is written as it is handed over: the gathering is LineBlocks'.
-    const destination = pino.destination({ dest: 1, sync: true });
+    // Every block is written as it is handed over, as bytes: the gathering is LineBlocks'.
+    const destination = pino.destination({ dest: 1, sync: true, contentMode: 'buffer' }) as unknown as ByteDestination;
     const lines = new LineBlocks(destination);
     process.once('exit', () => {
       try {

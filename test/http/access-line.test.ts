@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { pino } from 'pino';
 import { accessFields, AccessLines, milliseconds } from '../../src/http/access-line.js';
 import type { CompletedRequest } from '../../src/http/request-completed.js';
+import type { Caller } from '../../src/tokens/token-verifier.js';
 import { loggerOptions } from '../../src/logging.js';
 
 /** A logger with the service's settings, writing into `lines`, with the time fixed so that lines compare whole. */
@@ -26,7 +27,7 @@ const withFixedTime = (line: string) => line.replace(/^\{"level":30,"time":\d+,/
 // Small pools, so that consecutive requests often repeat a part (what AccessLines remembers) and often do not.
 const text = fc.string({ unit: 'binary', maxLength: 12 });
 const id = fc.oneof(fc.uuid(), fc.stringMatching(/^[A-Za-z0-9._:@/+=-]{1,40}$/));
-const caller = fc.oneof(
+const caller: fc.Arbitrary<Caller | null> = fc.oneof(
   fc.constant(null),
   fc.constantFrom('bench', 'quote"name', 'ünïcode').map((name) => ({ name })),
   fc.record({ subject: fc.option(text, { nil: undefined }), issuer: fc.constantFrom('https://idp.example', 'iss\\with\\backslashes') }),
