@@ -88,27 +88,21 @@ export function parseExactNumber(text: string): bigint | number {
   return BigInt(sign + significant + '0'.repeat(scale));
 }
 
-/** An integer as JSON writes it, with at most MAX_INT64_DIGITS digits: such a token is exactly BigInt(token). */
-const isShortInteger = (text: string, start: number, end: number) => end - start - (text.charCodeAt(start) === 0x2d ? 1 : 0) <= MAX_INT64_DIGITS;
-
-/** Every integer of at most this many digits (a minus sign counted as one) is exact in a double: 10^15 < 2^53. */
+/** Every integer of at most this many digits is exact in a double (10^15 < 2^53), so it can be summed digit by digit. */
 const SAFE_DIGITS = 15;
-
-const hasOwn = (object: object, key: string) => Object.prototype.hasOwnProperty.call(object, key);
 
 /**
  * The fast path: a flat object (no nested object or array) whose numbers are
  * all integers written plainly (`42`, `-7`, no fraction or exponent), such as
- * every plant. The text is parsed by JSON.parse, and each integer's digits,
- * which a double may round, are handed to BigInt from the text itself. The
- * scan only finds where each member's key and value are; JSON.parse judges
- * the text.
+ * every plant, read in one pass that builds the object as it goes: a string
+ * is the text between its quotes (JSON.parse decodes the few that hold an
+ * escape), an integer's digits are summed (up to 15, where a double is exact)
+ * or handed to BigInt, and true, false and null are spelled out.
  *
  * It answers undefined, for the general path to decide (and to word any
  * error), for anything else: invalid JSON, a nested value, a fraction or an
- * exponent, an integer past 19 digits or under a key written with an
- * escape, a key given twice (JSON.parse keeps one member where the text has
- * two), or a `__proto__` or `constructor` key. What it answers is what the
+ * exponent, an integer past 19 digits, a key written with an escape or given
+ * twice, or a `__proto__` or `constructor` key. What it answers is what the
  * general path answers for the same text; test/http/exact-json.test.ts
  * proves it on generated texts.
  */
@@ -116,64 +110,72 @@ export function parseFlatObject(text: string): Record<string, unknown> | undefin
   let i = skipWhitespace(text, 0);
   if (text.charCodeAt(i) !== 0x7b) return undefined; // {
   i = skipWhitespace(text, i + 1);
-  let members = 0;
-  let integers: number[] | undefined; // quadruples: start and end of the key's text, of the digits
-  if (text.charCodeAt(i) === 0x7d) i = skipWhitespace(text, i + 1); // } of {}
-  else {
-    for (;;) {
-      if (text.charCodeAt(i) !== 0x22) return undefined; // a key
-      const keyStart = i + 1;
-      i = stringEnd(text, keyStart);
-      if (i === -1) return undefined;
-      const keyEnd = i - 1;
-      members++;
-      i = skipWhitespace(text, i);
-      if (text.charCodeAt(i) !== 0x3a) return undefined; // :
-      i = skipWhitespace(text, i + 1);
-      // A value: a string, an integer, true, false or null.
-      const first = text.charCodeAt(i);
-      if (first === 0x22) {
-        i = stringEnd(text, i + 1);
-        if (i === -1) return undefined;
-      } else if (first === 0x2d || (first >= 0x30 && first <= 0x39)) {
-        const start = i;
-        i++;
-        for (let code = text.charCodeAt(i); code >= 0x30 && code <= 0x39; code = text.charCodeAt(++i));
-        if (!isShortInteger(text, start, i)) return undefined;
-        (integers ??= []).push(keyStart, keyEnd, start, i);
-      } else if (first === 0x74 || first === 0x66 || first === 0x6e) {
-        // t, f, n: the letters of true, false, null; JSON.parse decides whether they spell one.
-        for (let code = first; code >= 0x61 && code <= 0x7a; code = text.charCodeAt(++i));
+  const value: Record<string, unknown> = {};
+  if (text.charCodeAt(i) === 0x7d) return skipWhitespace(text, i + 1) === text.length ? value : undefined; // {}
+  for (;;) {
+    if (text.charCodeAt(i) !== 0x22) return undefined; // a key
+    const keyEnd = plainStringEnd(text, i + 1);
+    if (keyEnd === -1) return undefined;
+    const key = text.slice(i + 1, keyEnd);
+    if (key === '__proto__' || key === 'constructor' || Object.hasOwn(value, key)) return undefined;
+    i = skipWhitespace(text, keyEnd + 1);
+    if (text.charCodeAt(i) !== 0x3a) return undefined; // :
+    i = skipWhitespace(text, i + 1);
+    const first = text.charCodeAt(i);
+    if (first === 0x22) {
+      const end = plainStringEnd(text, i + 1);
+      if (end !== -1) {
+        value[key] = text.slice(i + 1, end);
+        i = end + 1;
       } else {
-        return undefined; // a nested value, or not JSON
+        // An escape (or a control character, which JSON.parse refuses): JSON.parse reads the one string.
+        const quoted = stringEnd(text, i + 1);
+        if (quoted === -1) return undefined;
+        try {
+          value[key] = JSON.parse(text.slice(i, quoted));
+        } catch {
+          return undefined;
+        }
+        i = quoted;
       }
-      i = skipWhitespace(text, i);
-      const next = text.charCodeAt(i);
-      i = skipWhitespace(text, i + 1);
-      if (next === 0x7d) break; // }
-      if (next !== 0x2c) return undefined; // ,
+    } else if (first === 0x2d || (first >= 0x30 && first <= 0x39)) {
+      const start = i;
+      if (first === 0x2d) i++;
+      const digits = i;
+      let sum = 0;
+      for (let code = text.charCodeAt(i); code >= 0x30 && code <= 0x39; code = text.charCodeAt(++i)) sum = sum * 10 + (code - 0x30);
+      const count = i - digits;
+      // JSON's integers: at least one digit, and no leading zero but 0 itself.
+      if (count === 0 || (count > 1 && text.charCodeAt(digits) === 0x30) || count > MAX_INT64_DIGITS) return undefined;
+      value[key] = count <= SAFE_DIGITS ? BigInt(first === 0x2d ? -sum : sum) : BigInt(text.slice(start, i));
+    } else if (text.startsWith('true', i)) {
+      value[key] = true;
+      i += 4;
+    } else if (text.startsWith('false', i)) {
+      value[key] = false;
+      i += 5;
+    } else if (text.startsWith('null', i)) {
+      value[key] = null;
+      i += 4;
+    } else {
+      return undefined; // a nested value, or not JSON
     }
+    i = skipWhitespace(text, i);
+    const next = text.charCodeAt(i);
+    i = skipWhitespace(text, i + 1);
+    if (next === 0x7d) return i === text.length ? value : undefined; // }
+    if (next !== 0x2c) return undefined; // ,
   }
-  if (i !== text.length) return undefined;
-  let value: Record<string, unknown>;
-  try {
-    value = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    return undefined; // the general path words the error
+}
+
+/** The index of the closing quote of a string whose content starts at `from` and holds no escape or control character, or -1. */
+function plainStringEnd(text: string, from: number): number {
+  for (let i = from; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 0x22) return i;
+    if (code === 0x5c || code < 0x20) return -1;
   }
-  // Fewer keys than members: one was given twice, perhaps once with escapes, which lossless-json judges.
-  if (Object.keys(value).length !== members || hasOwn(value, '__proto__') || hasOwn(value, 'constructor')) return undefined;
-  if (integers !== undefined) {
-    for (let k = 0; k < integers.length; k += 4) {
-      const key = text.slice(integers[k], integers[k + 1]);
-      if (key.includes('\\')) return undefined;
-      const [start, end] = [integers[k + 2]!, integers[k + 3]!];
-      // Up to 15 digits JSON.parse's double is the integer itself, and BigInt of a number is a third
-      // of the cost of BigInt of its digits; past that the double may be rounded, so the digits decide.
-      value[key] = end - start <= SAFE_DIGITS ? BigInt(value[key] as number) : BigInt(text.slice(start, end));
-    }
-  }
-  return value;
+  return -1;
 }
 
 function skipWhitespace(text: string, from: number): number {

@@ -59,7 +59,7 @@ test('the fast path for flat objects answers what the general path answers, on g
     nearDoubleLimit.map(String),
     fc.constantFrom('0', '-0', '00', '01', '-', '1.0', '1e3', '2E-1', '9223372036854775808', '999999999999999', '-99999999999999', '1000000000000000'),
   );
-  const primitive = fc.oneof(integer, fc.string().map((s) => JSON.stringify(s)), fc.constantFrom('true', 'false', 'null', 'tru', 'nul', '"\\u0000"', '"\\ud800"', '"a\\"b"'));
+  const primitive = fc.oneof(integer, fc.string().map((s) => JSON.stringify(s)), fc.constantFrom('true', 'false', 'null', 'tru', 'nul', '"\\u0000"', '"\\ud800"', '"a\\"b"', '"raw\ttab"', '"raw\u0001"', '"\u001f"'));
   const space = fc.constantFrom('', ' ', '\n', '\t', '\r\n', '\u00a0');
   const key = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('id', 'name', 'tag', '__proto__', 'constructor', 'a\\u0062', 'x"y'));
   const member = fc.tuple(space, key, space, primitive, space).map(([a, k, b, v, c]) => `${a}${JSON.stringify(k).replace('\\\\u', '\\u')}${b}:${v}${c}`);
