@@ -36,15 +36,29 @@ await measure('access line: a pino child per request, then info(fields) (before)
   );
 });
 const bindings = (logger as unknown as Record<symbol, string>)[pino.symbols.chindingsSym]!;
-const destination = pino.destination({ dest: devNull, sync: true });
+const destination = pino.destination({ dest: devNull, sync: true, contentMode: 'buffer' });
 const accessLines = new AccessLines(bindings);
-let pending = '';
-await measure('access line: its parts remembered, gathered into 4 KiB writes (after)', 100_000, () => {
-  pending += accessLines.line(request, reply.statusCode, 0.001234);
-  if (pending.length >= 4096) {
-    destination.write(pending);
-    pending = '';
-  }
+// The service's way: each line written as bytes into a 16 KiB block, a write per block.
+let block = Buffer.allocUnsafe(16_384);
+let end = 0;
+const blockLines = {
+  room(bytes: number) {
+    if (end + bytes > block.length) {
+      destination.write(block.subarray(0, end) as unknown as string);
+      block = Buffer.allocUnsafe(16_384);
+      end = 0;
+    }
+    return block;
+  },
+  get end() {
+    return end;
+  },
+  commit(bytes: number) {
+    end += bytes;
+  },
+};
+await measure('access line: written as bytes from remembered parts, 16 KiB a write (after)', 100_000, () => {
+  accessLines.write(blockLines, request, reply.statusCode, 0.001234);
 });
 
 // The exact parse of a plant.

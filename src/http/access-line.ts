@@ -1,3 +1,4 @@
+import type { ByteLines } from '../logging.js';
 import type { Caller } from '../tokens/token-verifier.js';
 import type { CompletedRequest } from './request-completed.js';
 
@@ -18,73 +19,85 @@ export function accessFields(request: CompletedRequest, status: number, seconds:
   };
 }
 
+const bytes = (text: string) => Buffer.from(text, 'utf8');
+const HEAD = bytes(`{"level":${INFO},"time":`);
+const REQUEST_ID = bytes(',"reqId":"');
+const QUOTE = 0x22;
+/** The most digits of a time in milliseconds or a duration's whole milliseconds (2^53 has 16). */
+const MOST_DIGITS = 16;
+/** The most bytes a duration takes: JSON.stringify of any number is at most 24 characters. */
+const MOST_DURATION = 24;
+
 /**
- * The access line as pino writes it from a request's logger, built with a
- * few string joins instead: the same fields in the same order (level, time,
- * the logger's bindings, reqId, then method, path, status, durationMs, ip
- * and who the request acted for, then msg), fields that are undefined left
- * out as JSON.stringify leaves them out.
+ * The access line as pino writes it from a request's logger, written as
+ * bytes straight into the log's block: the same fields in the same order
+ * (level, time, the logger's bindings, reqId, then method, path, status,
+ * durationMs, ip and who the request acted for, then msg), fields that are
+ * undefined left out as JSON.stringify leaves them out.
  *
  * Under load nearly every line repeats the one before it but for the time,
  * the request id and the duration: the same route and status, the same
- * client and caller. So the line is made of parts, each remembered for the
- * values it was last made from and made again only when they change:
- * method, path and status; address and caller; the millisecond. The request
- * id needs no quoting (request-id.ts); the duration is written from its
- * whole microseconds, without turning a fraction into decimals.
- * test/http/access-line.test.ts proves the line equal to pino's for
- * generated requests.
+ * client and caller. So the line is made of parts kept as bytes, each
+ * remembered for the values it was last made from and made again only when
+ * they change (method, path and status; address and caller), and the rest
+ * is written digit by digit and character by character. No string is made
+ * for a line, and none is encoded. test/http/access-line.test.ts proves the
+ * bytes equal to pino's line for generated requests.
  */
 export class AccessLines {
-  readonly #bindings: string;
+  readonly #bindings: Buffer;
   #method = '';
   #path = '';
   #status = -1;
-  #route = '';
+  #route = HEAD;
   #ip: string | undefined = '';
   #caller: Caller | null | undefined = undefined;
-  #client = '';
-  #millisecond = -1;
-  #time = '';
+  #client = HEAD;
 
   /** `bindings`: the logger's bindings as pino serialised them (`,"pid":…,"hostname":…`). */
   constructor(bindings: string) {
-    this.#bindings = bindings;
+    this.#bindings = bytes(bindings);
   }
 
-  line(request: CompletedRequest, status: number, seconds: number): string {
-    return `{"level":${INFO},"time":${this.#now()}${this.#bindings},"reqId":"${request.id}"${this.#routePart(request, status)}${milliseconds(seconds)}${this.#clientPart(request)}`;
-  }
-
-  #now(): string {
-    const now = Date.now();
-    if (now !== this.#millisecond) {
-      this.#millisecond = now;
-      this.#time = String(now);
-    }
-    return this.#time;
+  write(into: ByteLines, request: CompletedRequest, status: number, seconds: number): void {
+    const id = request.id;
+    const route = this.#routePart(request, status);
+    const client = this.#clientPart(request);
+    // The id's room is for its JSON at the longest: six bytes a character (\u0007), and its quotes.
+    const most = HEAD.length + MOST_DIGITS + this.#bindings.length + REQUEST_ID.length + 6 * id.length + 2 + route.length + MOST_DURATION + client.length;
+    const block = into.room(most);
+    let at = into.end;
+    at = put(block, at, HEAD);
+    at = putInteger(block, at, Date.now());
+    at = put(block, at, this.#bindings);
+    at = put(block, at, REQUEST_ID);
+    at = putId(block, at, id);
+    at = put(block, at, route);
+    at = putMilliseconds(block, at, seconds);
+    at = put(block, at, client);
+    into.commit(at - into.end);
   }
 
   /** `,"method":…,"path":…,"status":…,"durationMs":`, for the request's method, path and status. */
-  #routePart(request: CompletedRequest, status: number): string {
+  #routePart(request: CompletedRequest, status: number): Buffer {
     const query = request.url.indexOf('?');
     const path = query === -1 ? request.url : request.url.slice(0, query);
     if (request.method !== this.#method || path !== this.#path || status !== this.#status) {
       this.#method = request.method;
       this.#path = path;
       this.#status = status;
-      this.#route = `,"method":${JSON.stringify(request.method)},"path":${JSON.stringify(path)},"status":${status},"durationMs":`;
+      this.#route = bytes(`,"method":${JSON.stringify(request.method)},"path":${JSON.stringify(path)},"status":${status},"durationMs":`);
     }
     return this.#route;
   }
 
   /** `,"ip":…` and who the request acted for, then the message and the line's end. */
-  #clientPart(request: CompletedRequest): string {
+  #clientPart(request: CompletedRequest): Buffer {
     const { ip, caller } = request;
     if (ip !== this.#ip || caller !== this.#caller) {
       this.#ip = ip;
       this.#caller = caller;
-      this.#client = `${ip === undefined ? '' : `,"ip":${JSON.stringify(ip)}`}${who(caller)},"msg":"request"}\n`;
+      this.#client = bytes(`${ip === undefined ? '' : `,"ip":${JSON.stringify(ip)}`}${who(caller)},"msg":"request"}\n`);
     }
     return this.#client;
   }
@@ -96,8 +109,50 @@ function who(caller: Caller | null): string {
   return `${caller.subject === undefined ? '' : `,"sub":${JSON.stringify(caller.subject)}`},"iss":${JSON.stringify(caller.issuer)}`;
 }
 
-/** The decimals of each whole number of microseconds under a thousand, as a millisecond figure ends: '', '.001' … '.5' … '.999'. */
-const DECIMALS = Array.from({ length: 1000 }, (_, micros) => (micros === 0 ? '' : `.${String(micros).padStart(3, '0').replace(/0+$/, '')}`));
+function put(block: Buffer, at: number, part: Uint8Array): number {
+  block.set(part, at);
+  return at + part.length;
+}
+
+/**
+ * The request id and its closing quote. An id is written byte for byte: it
+ * is printable ASCII without a quote or a backslash (request-id.ts), which
+ * JSON writes as it is. Should one hold anything else, it is written again
+ * as JSON spells it.
+ */
+function putId(block: Buffer, at: number, id: string): number {
+  for (let i = 0; i < id.length; i++) {
+    const code = id.charCodeAt(i);
+    if (code < 0x20 || code > 0x7e || code === QUOTE || code === 0x5c) return at + block.write(JSON.stringify(id).slice(1), at, 'utf8');
+    block[at + i] = code;
+  }
+  block[at + id.length] = QUOTE;
+  return at + id.length + 1;
+}
+
+/** The decimal digits of a non-negative safe integer. */
+function putInteger(block: Buffer, at: number, value: number): number {
+  if (value < BILLION) return putSmall(block, at, value, 0);
+  // In two parts, each a small integer: the remainder of a larger one would be taken in floating point.
+  const high = Math.floor(value / BILLION);
+  return putSmall(block, putInteger(block, at, high), value - high * BILLION, 9);
+}
+
+const BILLION = 1e9;
+
+/** The digits of an integer under a billion, at least `width` of them (zeros in front). */
+function putSmall(block: Buffer, at: number, value: number, width: number): number {
+  let digits = 1;
+  for (let rest = value; rest >= 10; rest = (rest / 10) | 0) digits++;
+  if (digits < width) digits = width;
+  let rest = value;
+  for (let i = at + digits - 1; i >= at; i--) {
+    const next = (rest / 10) | 0;
+    block[i] = 0x30 + rest - next * 10;
+    rest = next;
+  }
+  return at + digits;
+}
 
 /** Past this many microseconds (about 11 days) a duration is written the general way. */
 const EXACT_MICROS = 1e12;
@@ -105,13 +160,22 @@ const EXACT_MICROS = 1e12;
 /**
  * `seconds` in milliseconds rounded to the microsecond, spelled as JSON
  * spells `Math.round(seconds * 1e6) / 1000`: that number's shortest
- * decimals are its whole milliseconds and up to three decimals, so the
- * whole part (a small integer, which V8 turns into text from a cache) and
- * a table give the same text without formatting a fraction.
+ * decimals are its whole milliseconds and up to three decimals without
+ * trailing zeros, written here from the whole microseconds without
+ * turning a fraction into text.
  */
-export function milliseconds(seconds: number): string {
+export function putMilliseconds(block: Buffer, at: number, seconds: number): number {
   const micros = Math.round(seconds * 1e6);
-  if (!(micros >= 0 && micros < EXACT_MICROS)) return String(micros / 1000);
+  if (!(micros >= 0 && micros < EXACT_MICROS)) return at + block.write(JSON.stringify(micros / 1000), at, 'latin1');
   const whole = Math.floor(micros / 1000);
-  return `${whole}${DECIMALS[micros - whole * 1000]}`;
+  let decimals = micros - whole * 1000;
+  at = putInteger(block, at, whole);
+  if (decimals === 0) return at;
+  block[at++] = 0x2e; // .
+  for (let unit = 100; decimals > 0; unit /= 10) {
+    const digit = Math.floor(decimals / unit);
+    block[at++] = 0x30 + digit;
+    decimals -= digit * unit;
+  }
+  return at;
 }

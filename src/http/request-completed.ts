@@ -33,13 +33,13 @@ export type RecordCompletion = (request: CompletedRequest, route: string, status
  * its place in the latency histogram.
  */
 export function recordCompletion(logger: Logger, metrics: Metrics): RecordCompletion {
-  const lines = jsonLines(logger);
-  const accessLines = lines === undefined ? undefined : new AccessLines(lines.bindings);
+  const json = jsonLines(logger);
+  const accessLines = json === undefined ? undefined : new AccessLines(json.bindings);
   return (request, route, status, seconds) => {
     if (logger.levelVal <= INFO) {
-      // A terminal's pretty lines go through pino; JSON lines are built by AccessLines.
-      if (lines === undefined) request.log.info(accessFields(request, status, seconds), 'request');
-      else lines.write(accessLines!.line(request, status, seconds));
+      // A terminal's pretty lines go through pino; JSON lines are written by AccessLines.
+      if (json === undefined) request.log.info(accessFields(request, status, seconds), 'request');
+      else accessLines!.write(json.lines, request, status, seconds);
     }
     metrics.requests.series(route, request.method, status).observe(seconds);
   };
