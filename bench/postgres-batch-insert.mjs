@@ -10,6 +10,7 @@
 // time a batch of each kind.
 import pg from 'pg';
 import { migrate, migrations } from '../dist/store/postgres/migrations.js';
+import { CREATE_PLANTS } from '../dist/store/postgres/postgres-store.js';
 
 const url = process.argv[2] ?? 'postgres://postgres@127.0.0.1:5432/test';
 const BATCH = Number(process.argv[3] ?? 1);
@@ -26,7 +27,7 @@ if (!statement.includes('$3::text[]')) throw new Error('the batch insert is no l
 const kinds = {
   unnamed: (values) => ({ text: statement, values }),
   named: (values) => ({ name: 'bench-batch-insert', text: statement, values }),
-  function: (values) => ({ text: 'SELECT id::text, messages FROM create_plants($1::bigint[], $2::text[], $3::text[])', values }),
+  function: (values) => ({ text: CREATE_PLANTS, values: [...values, values[0].length] }),
 };
 
 const admin = new pg.Client({ connectionString: url });

@@ -75,6 +75,9 @@ export type CreatePlantResult =
   | { outcome: 'replayed' }
   | { outcome: 'conflict'; existing: NewPlant };
 
+/** The outcome of every plant created: one object for all, as it holds nothing of its own. */
+export const CREATED: CreatePlantResult = Object.freeze({ outcome: 'created' });
+
 /** A token as stored: never the token itself, only its SHA-256 hash. */
 export interface TokenRecord {
   id: number;

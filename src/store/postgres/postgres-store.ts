@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { type NewPlant, samePlant } from '../../plants/plant.js';
-import { type CreatePlantResult, type NewTokenRecord, type Store, type StoredToken, tokenClash, type TokenRecord, type TokenRef } from '../store.js';
+import { CREATED, type CreatePlantResult, type NewTokenRecord, type Store, type StoredToken, tokenClash, type TokenRecord, type TokenRef } from '../store.js';
 import type { WebhookStore } from '../webhook-store.js';
 import { translateErrors } from './errors.js';
 import { migrate } from './migrations.js';
@@ -27,6 +27,15 @@ export interface PostgresOptions {
   /** How long to wait for a connection before answering 503, in milliseconds. */
   connectTimeoutMs?: number;
 }
+
+/**
+ * The group commit's call for a batch ($1 to $3: ids, names, tags; $4: the
+ * batch's size), answered with one row: how many plants were created, the
+ * webhook messages written, and the ids created only when some plant was not.
+ */
+export const CREATE_PLANTS = `SELECT count(*)::integer AS created, coalesce(max(messages), 0) AS messages,
+       CASE WHEN count(*) < $4 THEN array_agg(id::text) END AS ids
+  FROM create_plants($1::bigint[], $2::text[], $3::text[])`;
 
 /**
  * The shared store: PostgreSQL (or a compatible database) through a pool of
@@ -79,12 +88,17 @@ export class PostgresStore implements Store {
     return translateErrors(async () => {
       // One call for the batch, to the function in the schema (migration 3): it inserts the first
       // plant of each id unless the id is taken, with the webhook messages of the plants it created.
-      const { rows: inserted } = await this.#pool.query<{ id: string; messages: number }>(
-        'SELECT id::text, messages FROM create_plants($1::bigint[], $2::text[], $3::text[])',
-        [plants.map((plant) => plant.id.toString()), plants.map((plant) => plant.name), plants.map((plant) => plant.tag ?? null)],
-      );
-      if ((inserted[0]?.messages ?? 0) > 0) this.#webhooks.messagesWritten();
-      const created = new Set(inserted.map((row) => BigInt(row.id)));
+      // One row comes back: how many plants were created and the messages written, and the ids
+      // created only when some plant was not (a batch of new plants, the common one, needs none).
+      const ids = plants.map((plant) => plant.id.toString());
+      const names = plants.map((plant) => plant.name);
+      const tags = plants.map((plant) => plant.tag ?? null);
+      const { rows } = await this.#pool.query<{ created: number; messages: number; ids: string[] | null }>(CREATE_PLANTS, [ids, names, tags, plants.length]);
+      const outcome = rows[0]!;
+      if (outcome.messages > 0) this.#webhooks.messagesWritten();
+      // The function inserts at most one plant an id: as many created as plants means every one was.
+      if (outcome.created === plants.length) return plants.map(() => CREATED);
+      const created = new Set((outcome.ids ?? []).map((id) => BigInt(id)));
       const firstOfId = new Map<bigint, number>();
       plants.forEach((plant, position) => firstOfId.has(plant.id) || firstOfId.set(plant.id, position));
       const isCreated = (plant: NewPlant, position: number) => created.has(plant.id) && firstOfId.get(plant.id) === position;
@@ -92,7 +106,7 @@ export class PostgresStore implements Store {
       // Plants are never changed or deleted, so once committed the row that holds an id is the one to compare with.
       const holders = others.length === 0 ? new Map<bigint, NewPlant>() : await this.#plantsById(others);
       return plants.map((plant, position): CreatePlantResult => {
-        if (isCreated(plant, position)) return { outcome: 'created' };
+        if (isCreated(plant, position)) return CREATED;
         const existing = holders.get(plant.id)!;
         return samePlant(existing, plant) ? { outcome: 'replayed' } : { outcome: 'conflict', existing };
       });

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { type NewPlant, samePlant } from '../../plants/plant.js';
-import type { CreatePlantResult } from '../store.js';
+import { CREATED, type CreatePlantResult } from '../store.js';
 
 export interface PlantRow {
   id: bigint;
@@ -34,7 +34,7 @@ export function plantWriter(db: Database.Database, onMessages: () => void): (pla
     const results = plants.map((plant): CreatePlantResult => {
       if (insert.run(plant.id, plant.name, plant.tag ?? null, now).changes === 1) {
         created.push(plant.id);
-        return { outcome: 'created' };
+        return CREATED;
       }
       // Plants are never changed or deleted, so the row that holds the id is the one to compare with.
       const existing = toNewPlant(find.get(plant.id) as PlantRow);
