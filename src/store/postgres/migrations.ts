@@ -108,6 +108,45 @@ export const migrations: readonly Migration[] = [
       $$;
     `,
   },
+  {
+    version: 4,
+    name: 'create the batch insert that answers in one row',
+    // Migration 3's statement, answering with one row instead of one a created plant: how many
+    // plants were created, how many webhook messages were written, and the ids created only when
+    // some plant of the batch was not. A batch of new plants, the common one, is then read as one
+    // row. The counting is inside the function, where its plan is kept, rather than in the call,
+    // which as an unnamed statement would be planned again for every batch (0.1 ms more a batch).
+    // create_plants stays, for instances of the previous version still running beside this one.
+    sql: `
+      CREATE FUNCTION create_plant_batch(ids BIGINT[], names TEXT[], tags TEXT[])
+        RETURNS TABLE (plants_created INTEGER, messages_written INTEGER, created_ids TEXT[])
+        LANGUAGE plpgsql
+      AS $$
+      #variable_conflict use_column
+      BEGIN
+        RETURN QUERY
+          WITH inserted AS (
+            INSERT INTO plants (id, name, tag)
+            SELECT DISTINCT ON (id) id, name, tag
+              FROM unnest(ids, names, tags) WITH ORDINALITY AS batch (id, name, tag, position)
+             ORDER BY id, position
+            ON CONFLICT (id) DO NOTHING
+            RETURNING id
+          ), outbox AS (
+            INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at)
+            SELECT subscription.id, inserted.id, now(), now()
+              FROM inserted CROSS JOIN webhook_subscriptions AS subscription
+             WHERE subscription.removed_at IS NULL
+            RETURNING 1
+          )
+          SELECT count(*)::INTEGER,
+                 (SELECT count(*) FROM outbox)::INTEGER,
+                 CASE WHEN count(*) < cardinality(ids) THEN array_agg(inserted.id::TEXT) END
+            FROM inserted;
+      END
+      $$;
+    `,
+  },
 ];
 
 /** Any constant does; this one is "plantsto" read as ASCII. */

@@ -29,13 +29,11 @@ export interface PostgresOptions {
 }
 
 /**
- * The group commit's call for a batch ($1 to $3: ids, names, tags; $4: the
- * batch's size), answered with one row: how many plants were created, the
+ * The group commit's call for a batch (ids, names, tags), to the function of
+ * migration 4, answered with one row: how many plants were created, the
  * webhook messages written, and the ids created only when some plant was not.
  */
-export const CREATE_PLANTS = `SELECT count(*)::integer AS created, coalesce(max(messages), 0) AS messages,
-       CASE WHEN count(*) < $4 THEN array_agg(id::text) END AS ids
-  FROM create_plants($1::bigint[], $2::text[], $3::text[])`;
+export const CREATE_PLANTS = 'SELECT plants_created, messages_written, created_ids FROM create_plant_batch($1::bigint[], $2::text[], $3::text[])';
 
 /**
  * The shared store: PostgreSQL (or a compatible database) through a pool of
@@ -86,19 +84,23 @@ export class PostgresStore implements Store {
   async createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
     if (plants.length === 0) return [];
     return translateErrors(async () => {
-      // One call for the batch, to the function in the schema (migration 3): it inserts the first
+      // One call for the batch, to the function in the schema (migration 4): it inserts the first
       // plant of each id unless the id is taken, with the webhook messages of the plants it created.
       // One row comes back: how many plants were created and the messages written, and the ids
       // created only when some plant was not (a batch of new plants, the common one, needs none).
       const ids = plants.map((plant) => plant.id.toString());
       const names = plants.map((plant) => plant.name);
       const tags = plants.map((plant) => plant.tag ?? null);
-      const { rows } = await this.#pool.query<{ created: number; messages: number; ids: string[] | null }>(CREATE_PLANTS, [ids, names, tags, plants.length]);
+      const { rows } = await this.#pool.query<{ plants_created: number; messages_written: number; created_ids: string[] | null }>(CREATE_PLANTS, [
+        ids,
+        names,
+        tags,
+      ]);
       const outcome = rows[0]!;
-      if (outcome.messages > 0) this.#webhooks.messagesWritten();
+      if (outcome.messages_written > 0) this.#webhooks.messagesWritten();
       // The function inserts at most one plant an id: as many created as plants means every one was.
-      if (outcome.created === plants.length) return plants.map(() => CREATED);
-      const created = new Set((outcome.ids ?? []).map((id) => BigInt(id)));
+      if (outcome.plants_created === plants.length) return plants.map(() => CREATED);
+      const created = new Set((outcome.created_ids ?? []).map((id) => BigInt(id)));
       const firstOfId = new Map<bigint, number>();
       plants.forEach((plant, position) => firstOfId.has(plant.id) || firstOfId.set(plant.id, position));
       const isCreated = (plant: NewPlant, position: number) => created.has(plant.id) && firstOfId.get(plant.id) === position;
