@@ -1,6 +1,28 @@
 import type pg from 'pg';
 import type { Migration } from '../migration.js';
 
+/**
+ * The group commit's batch insert, as the functions of migrations 3 and 4
+ * hold it: the first plant of each id in the batch unless the id is taken
+ * (`inserted`), and the webhook messages of the plants created (`outbox`),
+ * in one statement and so in one transaction. `ids`, `names` and `tags` are
+ * the functions' arguments.
+ */
+const INSERT_BATCH = `WITH inserted AS (
+            INSERT INTO plants (id, name, tag)
+            SELECT DISTINCT ON (id) id, name, tag
+              FROM unnest(ids, names, tags) WITH ORDINALITY AS batch (id, name, tag, position)
+             ORDER BY id, position
+            ON CONFLICT (id) DO NOTHING
+            RETURNING id
+          ), outbox AS (
+            INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at)
+            SELECT subscription.id, inserted.id, now(), now()
+              FROM inserted CROSS JOIN webhook_subscriptions AS subscription
+             WHERE subscription.removed_at IS NULL
+            RETURNING 1
+          )`;
+
 /** This backend's schema changes (see `Migration`). */
 export const migrations: readonly Migration[] = [
   {
@@ -89,20 +111,7 @@ export const migrations: readonly Migration[] = [
       #variable_conflict use_column
       BEGIN
         RETURN QUERY
-          WITH inserted AS (
-            INSERT INTO plants (id, name, tag)
-            SELECT DISTINCT ON (id) id, name, tag
-              FROM unnest(ids, names, tags) WITH ORDINALITY AS batch (id, name, tag, position)
-             ORDER BY id, position
-            ON CONFLICT (id) DO NOTHING
-            RETURNING id
-          ), outbox AS (
-            INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at)
-            SELECT subscription.id, inserted.id, now(), now()
-              FROM inserted CROSS JOIN webhook_subscriptions AS subscription
-             WHERE subscription.removed_at IS NULL
-            RETURNING 1
-          )
+          ${INSERT_BATCH}
           SELECT inserted.id, (SELECT count(*) FROM outbox)::INTEGER FROM inserted;
       END
       $$;
@@ -125,20 +134,7 @@ export const migrations: readonly Migration[] = [
       #variable_conflict use_column
       BEGIN
         RETURN QUERY
-          WITH inserted AS (
-            INSERT INTO plants (id, name, tag)
-            SELECT DISTINCT ON (id) id, name, tag
-              FROM unnest(ids, names, tags) WITH ORDINALITY AS batch (id, name, tag, position)
-             ORDER BY id, position
-            ON CONFLICT (id) DO NOTHING
-            RETURNING id
-          ), outbox AS (
-            INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at)
-            SELECT subscription.id, inserted.id, now(), now()
-              FROM inserted CROSS JOIN webhook_subscriptions AS subscription
-             WHERE subscription.removed_at IS NULL
-            RETURNING 1
-          )
+          ${INSERT_BATCH}
           SELECT count(*)::INTEGER,
                  (SELECT count(*) FROM outbox)::INTEGER,
                  CASE WHEN count(*) < cardinality(ids) THEN array_agg(inserted.id::TEXT) END
