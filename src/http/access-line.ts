@@ -46,13 +46,14 @@ const MOST_DURATION = 24;
  */
 export class AccessLines {
   readonly #bindings: Buffer;
+  // What each part was last made from; the first line makes both (no request has status -1 or caller undefined).
   #method = '';
   #path = '';
   #status = -1;
-  #route = HEAD;
+  #route = Buffer.alloc(0);
   #ip: string | undefined = '';
   #caller: Caller | null | undefined = undefined;
-  #client = HEAD;
+  #client = Buffer.alloc(0);
 
   /** `bindings`: the logger's bindings as pino serialised them (`,"pid":…,"hostname":…`). */
   constructor(bindings: string) {
