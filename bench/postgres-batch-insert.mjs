@@ -1,9 +1,10 @@
-// The group commit's batch insert three ways, on one direct PostgreSQL
+// The group commit's batch insert four ways, on one direct PostgreSQL
 // connection: as an unnamed statement (parsed and planned for each batch), as
 // a named prepared statement (planned once, but tied to its server connection,
 // which PgBouncer's transaction pooling does not keep), and as the call to the
-// schema's create_plants function that the store makes (planned once per
-// server connection, inside the server).
+// schema's create_plant_batch function (whose statement is planned once per
+// server connection, inside the server), unnamed as the store sends it behind
+// such a pooler and named as it sends it otherwise.
 // `npm run build && node bench/postgres-batch-insert.mjs [URL] [BATCH]`: 1 plant
 // a batch by default (a lone create's batch); rounds rotate the order, each on
 // a fresh schema migrated by the service's own migrations; prints the median
@@ -29,6 +30,7 @@ const kinds = {
   unnamed: (values) => ({ text: statement, values }),
   named: (values) => ({ name: 'bench-batch-insert', text: statement, values }),
   function: (values) => ({ text: CREATE_PLANTS, values }),
+  'named function': (values) => ({ name: 'bench-batch-call', text: CREATE_PLANTS, values }),
 };
 
 const admin = new pg.Client({ connectionString: url });

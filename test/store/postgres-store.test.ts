@@ -3,8 +3,11 @@ import { test } from 'node:test';
 import pg from 'pg';
 import { ServiceError } from '../../src/errors.js';
 import { migrate, migrations } from '../../src/store/postgres/migrations.js';
-import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { CREATE_PLANTS, PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { fleetSkipReason, freshPooledDatabase } from '../helpers/fleet.js';
 import { freshPostgresDatabase, POSTGRES_SKIP_REASON, postgresReachable } from '../helpers/postgres.js';
+import { type ParsedStatement, readParses } from '../helpers/postgres-parses.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { storeContract } from './store-contract.js';
 
 if (!(await postgresReachable())) {
@@ -68,4 +71,54 @@ if (!(await postgresReachable())) {
     await store.close();
     await assert.rejects(store.ping(), (error: unknown) => error instanceof ServiceError && error.code === 'STORE_UNAVAILABLE');
   });
+
+  test('postgres: the batch call is parsed once a connection, as a named statement', async (t) => {
+    const direct = new URL(await freshPostgresDatabase(t));
+    const parses: ParsedStatement[] = [];
+    const proxy = await TcpProxy.start(t, { host: direct.hostname, port: Number(direct.port || 5432) }, () => readParses(parses));
+    const throughProxy = new URL(direct);
+    throughProxy.port = String(proxy.port);
+    const store = await PostgresStore.open(throughProxy.toString(), { poolSize: 1 });
+    try {
+      for (let id = 1n; id <= 5n; id++) assert.deepEqual(await store.createPlants([{ id, name: `plant ${id}` }]), [{ outcome: 'created' }]);
+      assert.equal(await store.countPlants(), 5n);
+      assert.equal(store.preparedStatements, true);
+    } finally {
+      await store.close();
+    }
+    const batchParses = parses.filter(({ text }) => text === CREATE_PLANTS);
+    assert.equal(batchParses.length, 1, 'five batches on one connection, parsed once');
+    assert.match(batchParses[0]!.name, /^plantstore_create_plants_[0-9a-f]{16}$/);
+  });
+
+  const pgBouncerSkip = await fleetSkipReason();
+  test(
+    'postgres through PgBouncer in transaction mode: batches go unnamed once the connections lose their statement, and every plant is stored once',
+    { skip: pgBouncerSkip ?? false },
+    async (t) => {
+      const url = await freshPooledDatabase(t);
+      const stores = await Promise.all([1, 2].map(() => PostgresStore.open(url, { poolSize: 3 })));
+      t.after(() => Promise.all(stores.map((store) => store.close())));
+      let next = 0n;
+      const createSome = () =>
+        Promise.all(
+          stores.flatMap((store) =>
+            [1, 2, 3].map(async () => {
+              const id = ++next;
+              assert.deepEqual(await store.createPlants([{ id, name: `plant ${id}` }]), [{ outcome: 'created' }]);
+            }),
+          ),
+        );
+      // PgBouncer lends each transaction whichever server connection is free, so a statement
+      // prepared through one client connection is soon missing, or already there, on another.
+      for (let round = 0; round < 50 && stores.every((store) => store.preparedStatements); round++) await createSome();
+      assert.ok(
+        stores.some((store) => !store.preparedStatements),
+        'in 50 rounds of concurrent creates, no batch met a server connection without its statement',
+      );
+      await createSome();
+      assert.equal(await stores[0]!.countPlants(), next);
+      assert.deepEqual(await stores[1]!.createPlants([{ id: 1n, name: 'plant 1' }]), [{ outcome: 'replayed' }]);
+    },
+  );
 }

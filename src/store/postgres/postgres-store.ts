@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { type NewPlant, samePlant } from '../../plants/plant.js';
 import { CREATED, type CreatePlantResult, type NewTokenRecord, type Store, type StoredToken, tokenClash, type TokenRecord, type TokenRef } from '../store.js';
@@ -36,21 +37,41 @@ export interface PostgresOptions {
 export const CREATE_PLANTS = 'SELECT plants_created, messages_written, created_ids FROM create_plant_batch($1::bigint[], $2::text[], $3::text[])';
 
 /**
+ * `CREATE_PLANTS` as a named prepared statement, parsed and planned once a
+ * connection rather than once a batch. The name carries a hash of the text:
+ * behind a pooler that lends server connections to any client, a statement
+ * found under this name is this text, whichever version prepared it.
+ */
+const PREPARED_CREATE_PLANTS = `plantstore_create_plants_${createHash('sha256').update(CREATE_PLANTS).digest('hex').slice(0, 16)}`;
+
+/** What the server answers when a named statement is not on the connection (26000) or is there already (42P05). */
+const PREPARED_STATEMENT_LOST = new Set(['26000', '42P05']);
+
+interface BatchOutcome {
+  plants_created: number;
+  messages_written: number;
+  created_ids: string[] | null;
+}
+
+/**
  * The shared store: PostgreSQL (or a compatible database) through a pool of
  * node-postgres connections, for many service instances on one database.
  *
  * Every plant batch and token write is one autocommit statement (a token
  * import and a migration are one transaction each), so it has returned only
- * after the database committed it. No state outlives a transaction: no named
- * statements, session advisory locks or `SET`, so the store works through a
- * pooler in transaction mode (PgBouncer) as well as on direct connections. BIGINT travels as text both ways and becomes a bigint
- * here, so no id passes through a double.
+ * after the database committed it. No state outlives a transaction but the
+ * batch's named statement, which the store stops using on the first sign that
+ * the connections do not keep it; there are no session advisory locks or
+ * `SET`, so the store works through a pooler in transaction mode (PgBouncer)
+ * as well as on direct connections. BIGINT travels as text both ways and
+ * becomes a bigint here, so no id passes through a double.
  */
 export class PostgresStore implements Store {
   readonly #pool: pg.Pool;
   readonly writeConcurrency: number;
   readonly #webhooks: PostgresWebhookStore;
   readonly webhooks: WebhookStore;
+  #prepared = true;
 
   private constructor(pool: pg.Pool, poolSize: number) {
     this.#pool = pool;
@@ -91,12 +112,7 @@ export class PostgresStore implements Store {
       const ids = plants.map((plant) => plant.id.toString());
       const names = plants.map((plant) => plant.name);
       const tags = plants.map((plant) => plant.tag ?? null);
-      const { rows } = await this.#pool.query<{ plants_created: number; messages_written: number; created_ids: string[] | null }>(CREATE_PLANTS, [
-        ids,
-        names,
-        tags,
-      ]);
-      const outcome = rows[0]!;
+      const outcome = await this.#createPlantBatch([ids, names, tags]);
       if (outcome.messages_written > 0) this.#webhooks.messagesWritten();
       // The function inserts at most one plant an id: as many created as plants means every one was.
       if (outcome.plants_created === plants.length) return plants.map(() => CREATED);
@@ -113,6 +129,33 @@ export class PostgresStore implements Store {
         return samePlant(existing, plant) ? { outcome: 'replayed' } : { outcome: 'conflict', existing };
       });
     });
+  }
+
+  /**
+   * Whether batches go as a named prepared statement. They do until the
+   * connections show that they do not keep one: a pooler in transaction mode
+   * (PgBouncer before 1.21, or without `max_prepared_statements`) hands each
+   * transaction whichever server connection is free.
+   */
+  get preparedStatements(): boolean {
+    return this.#prepared;
+  }
+
+  async #createPlantBatch(values: [string[], string[], (string | null)[]]): Promise<BatchOutcome> {
+    if (this.#prepared) {
+      try {
+        const { rows } = await this.#pool.query<BatchOutcome>({ name: PREPARED_CREATE_PLANTS, text: CREATE_PLANTS, values });
+        return rows[0]!;
+      } catch (error) {
+        if (!PREPARED_STATEMENT_LOST.has((error as { code?: string }).code ?? '')) throw error;
+        // A statement prepared on one server connection is missing on the next one, or another
+        // client prepared it there first. Either way the server refused it before running it, so
+        // nothing of the batch was written: it is sent again unnamed, as every later batch is.
+        this.#prepared = false;
+      }
+    }
+    const { rows } = await this.#pool.query<BatchOutcome>(CREATE_PLANTS, values);
+    return rows[0]!;
   }
 
   async #plantsById(ids: readonly bigint[]): Promise<Map<bigint, NewPlant>> {
