@@ -157,20 +157,29 @@ test(`hostile headers never get a 5xx (seed ${SEED})`, async (t) => {
   );
 });
 
-test('a body sent in many small TCP writes is read whole', async (t) => {
+test('a body sent in many small TCP writes is read whole, by Fastify and by the direct route', async (t) => {
   const { app, token } = await testApp(t);
+  let reachedFastify = 0;
+  app.addHook('onRequest', (_request, _reply, done) => {
+    reachedFastify += 1;
+    done();
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as { port: number };
-  const body = '{"id":9007199254740993,"name":"Grüne Monstera 🌿","tag":"in pieces"}';
-  const bytes = Buffer.from(`POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-  const { socket, received, closed } = rawConnection(port);
-  socket.setNoDelay(true);
-  // One byte at a time, splitting multi-byte characters across writes.
-  for (let i = 0; i < bytes.length; i++) {
-    socket.write(bytes.subarray(i, i + 1));
-    if (i % 16 === 0) await new Promise((resolve) => setImmediate(resolve));
+  // The token's first use goes through Fastify; once remembered, its creates take the direct route.
+  for (const id of ['9007199254740993', '9007199254740995']) {
+    const body = `{"id":${id},"name":"Grüne Monstera 🌿","tag":"in pieces"}`;
+    const bytes = Buffer.from(`POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    const { socket, received, closed } = rawConnection(port);
+    socket.setNoDelay(true);
+    // One byte at a time, splitting multi-byte characters across writes.
+    for (let i = 0; i < bytes.length; i++) {
+      socket.write(bytes.subarray(i, i + 1));
+      if (i % 16 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await closed;
+    assert.match(received(), /^HTTP\/1\.1 200 OK\r\n/);
+    assert.ok(received().endsWith('{"name":"Grüne Monstera 🌿","tag":"in pieces"}'), received());
   }
-  await closed;
-  assert.match(received(), /^HTTP\/1\.1 200 OK\r\n/);
-  assert.ok(received().endsWith('{"name":"Grüne Monstera 🌿","tag":"in pieces"}'), received());
+  assert.equal(reachedFastify, 1);
 });
