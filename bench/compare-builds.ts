@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadGenerator } from './load/load-generator.js';
-import { binV8Flags } from './servers.js';
+import { binLaunch } from './servers.js';
 import { freshStore, type StoreKind } from './stores.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -28,6 +28,7 @@ const { values, positionals: targets } = parseArgs({
 });
 if (targets.length === 0) throw new Error('name at least one target: floor, or the folder of a build');
 const pinned = availableParallelism() >= 2;
+const launch = (target: string) => binLaunch(`${target}/bin/plantstore`);
 const taskset = (cpu: number, command: string[]) => (pinned ? ['taskset', '-c', String(cpu), ...command] : command);
 
 /** utime + stime of the process and all its threads, in seconds (fields 14 and 15 of /proc/PID/stat). */
@@ -55,9 +56,10 @@ for (let round = 1; round <= Number(values.rounds); round++) {
         ? [process.execPath, `${ROOT}bench/baseline-server.mjs`, String(port), bench.url]
         : target === 'baseline'
           ? [process.execPath, `${ROOT}bench/baseline-server.mjs`, String(port)]
-          : [process.execPath, ...binV8Flags(`${target}/bin/plantstore`), `${target}/bin/plantstore`, 'serve', '--port', String(port)];
+          : [process.execPath, ...launch(target).flags, `${target}/bin/plantstore`, 'serve', '--port', String(port)];
     const [file, ...args] = taskset(0, command);
-    const child = spawn(file!, args, { env: { ...process.env, BASELINE_TOKEN: bench.token, DATABASE_URL: bench.url }, stdio: ['ignore', 'ignore', 'inherit'] });
+    const env = { ...process.env, ...(target === 'floor' || target === 'baseline' ? {} : launch(target).env), BASELINE_TOKEN: bench.token, DATABASE_URL: bench.url };
+    const child = spawn(file!, args, { env, stdio: ['ignore', 'ignore', 'inherit'] });
     try {
       const url = `http://127.0.0.1:${port}`;
       for (let attempt = 0; ; attempt++) {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { binV8Flags } from './servers.js';
+import { binLaunch } from './servers.js';
 import { freshStore, type StoreKind, subscribe } from './stores.js';
 import { startReceiver } from './webhook-receiver.js';
 
@@ -60,10 +60,11 @@ const profiling = ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${di
 const floorExit = `--import=data:text/javascript,process.on('SIGTERM',()=>process.exit(0))`;
 const command = values.floor
   ? [...profiling, floorExit, `${ROOT}/bench/baseline-server.mjs`, String(port), bench.url]
-  : // The V8 flags of bin/plantstore's first line, which a plain `node bin/plantstore` would not apply.
-    [...profiling, ...binV8Flags(values.bin), values.bin, 'serve', '--port', String(port)];
+  : // The flags of bin/plantstore's first line, which a plain `node bin/plantstore` would not apply.
+    [...profiling, ...binLaunch(values.bin).flags, values.bin, 'serve', '--port', String(port)];
 const child = spawn('taskset', ['-c', '0', process.execPath, ...command], {
-  env: { ...process.env, BASELINE_TOKEN: bench.token, DATABASE_URL: bench.url },
+  // And the environment that line sets.
+  env: { ...process.env, ...(values.floor ? {} : binLaunch(values.bin).env), BASELINE_TOKEN: bench.token, DATABASE_URL: bench.url },
   stdio: ['ignore', 'ignore', 'inherit'],
 });
 try {

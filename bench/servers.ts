@@ -25,12 +25,14 @@ export async function startService(env: Record<string, string>, cpu: number | un
 }
 
 /**
- * The V8 flags on the first line of a build's bin/plantstore (`#!/usr/bin/env -S node FLAGS`):
- * what a tool that starts it as `node [flags] BIN` must pass to run it as an operator does.
+ * What the first line of a build's bin/plantstore (`#!/usr/bin/env -S [NAME=VALUE]... node FLAGS`)
+ * sets: the environment and the Node.js flags that a tool starting it as `node [flags] BIN` must
+ * pass to run it as an operator does.
  */
-export function binV8Flags(bin: string): string[] {
-  const shebang = readFileSync(bin, 'utf8').split('\n', 1)[0]!;
-  return shebang.split(/\s+/).filter((word) => word.startsWith('--'));
+export function binLaunch(bin: string): { env: Record<string, string>; flags: string[] } {
+  const words = readFileSync(bin, 'utf8').split('\n', 1)[0]!.split(/\s+/);
+  const assignments = words.filter((word) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word)).map((word) => word.split(/=(.*)/s).slice(0, 2));
+  return { env: Object.fromEntries(assignments), flags: words.filter((word) => word.startsWith('--')) };
 }
 
 /** The bare baseline; with `databaseUrl` (sqlite: or postgres:), the durable floor, which stores every plant there. */
