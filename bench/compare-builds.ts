@@ -28,7 +28,6 @@ const { values, positionals: targets } = parseArgs({
 });
 if (targets.length === 0) throw new Error('name at least one target: floor, or the folder of a build');
 const pinned = availableParallelism() >= 2;
-const launch = (target: string) => binLaunch(`${target}/bin/plantstore`);
 const taskset = (cpu: number, command: string[]) => (pinned ? ['taskset', '-c', String(cpu), ...command] : command);
 
 /** utime + stime of the process and all its threads, in seconds (fields 14 and 15 of /proc/PID/stat). */
@@ -50,15 +49,16 @@ for (let round = 1; round <= Number(values.rounds); round++) {
   for (const target of targets) {
     const bench = await freshStore(values.store as StoreKind, values['postgres-url']);
     const port = 20000 + Math.floor(Math.random() * 20000);
-    // A build runs with the V8 flags of its bin/plantstore's first line, as `npm run bench` runs the service.
+    // A build runs with the flags and environment of its bin/plantstore's first line, as `npm run bench` runs the service.
+    const build = target === 'floor' || target === 'baseline' ? undefined : binLaunch(`${target}/bin/plantstore`);
     const command =
       target === 'floor'
         ? [process.execPath, `${ROOT}bench/baseline-server.mjs`, String(port), bench.url]
         : target === 'baseline'
           ? [process.execPath, `${ROOT}bench/baseline-server.mjs`, String(port)]
-          : [process.execPath, ...launch(target).flags, `${target}/bin/plantstore`, 'serve', '--port', String(port)];
+          : [process.execPath, ...build!.flags, `${target}/bin/plantstore`, 'serve', '--port', String(port)];
     const [file, ...args] = taskset(0, command);
-    const env = { ...process.env, ...(target === 'floor' || target === 'baseline' ? {} : launch(target).env), BASELINE_TOKEN: bench.token, DATABASE_URL: bench.url };
+    const env = { ...process.env, ...build?.env, BASELINE_TOKEN: bench.token, DATABASE_URL: bench.url };
     const child = spawn(file!, args, { env, stdio: ['ignore', 'ignore', 'inherit'] });
     try {
       const url = `http://127.0.0.1:${port}`;
