@@ -86,15 +86,20 @@ export const migrations: readonly Migration[] = [
 /**
  * Brings the schema up to the newest version. Runs in one IMMEDIATE
  * transaction, so two processes starting at once cannot both apply a step.
+ * The table of versions is made inside it too: made on its own, it read the
+ * schema before taking the write lock, and a process that another had just
+ * got ahead of (two workers of --workers N on a new file) failed at once
+ * with "database is locked" (SQLITE_BUSY_SNAPSHOT, which no busy timeout
+ * waits out).
  */
 export function migrate(db: Database.Database, steps: readonly Migration[] = migrations): void {
-  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version INTEGER PRIMARY KEY,
-    name TEXT NOT NULL,
-    applied_at INTEGER NOT NULL
-  ) STRICT`);
   const newest = steps.at(-1)?.version ?? 0;
   const apply = db.transaction(() => {
+    db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY,
+      name TEXT NOT NULL,
+      applied_at INTEGER NOT NULL
+    ) STRICT`);
     const row = db.prepare('SELECT max(version) AS version FROM schema_migrations').get() as { version: number | null };
     const current = row.version ?? 0;
     if (current > newest) {
