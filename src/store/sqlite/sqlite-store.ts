@@ -84,7 +84,7 @@ export class SqliteStore implements Store {
       const db = new Driver(path);
       let outbox: Database.Database | undefined;
       try {
-        db.pragma('journal_mode = WAL');
+        switchToWal(db);
         db.pragma('synchronous = FULL');
         db.pragma('busy_timeout = 5000');
         db.pragma('cache_size = -2048');
@@ -247,4 +247,29 @@ function translatedWebhookStore(store: SqliteWebhookStore): WebhookStore {
     backlog: translate(store.backlog),
     onMessagesWritten: (listener) => store.onMessagesWritten(listener),
   };
+}
+
+/** How long a new file's switch to WAL is tried again while another process holds it: the busy timeout. */
+const WAL_SWITCH_TIMEOUT_MS = 5000;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Puts the file in WAL mode. Switching a new file needs it to itself, and
+ * unlike other statements the switch does not wait for a lock another
+ * connection holds: SQLite answers SQLITE_BUSY at once. Two workers of
+ * --workers N starting on a new file meet here, so the switch is tried again
+ * every 10 ms until the busy timeout; by then the other has switched the
+ * file, which stays in WAL mode.
+ */
+function switchToWal(db: Database.Database): void {
+  const deadline = Date.now() + WAL_SWITCH_TIMEOUT_MS;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
+      Atomics.wait(pause, 0, 0, 10);
+    }
+  }
 }
