@@ -86,11 +86,8 @@ export const migrations: readonly Migration[] = [
 /**
  * Brings the schema up to the newest version. Runs in one IMMEDIATE
  * transaction, so two processes starting at once cannot both apply a step.
- * The table of versions is made inside it too: made on its own, it read the
- * schema before taking the write lock, and a process that another had just
- * got ahead of (two workers of --workers N on a new file) failed at once
- * with "database is locked" (SQLITE_BUSY_SNAPSHOT, which no busy timeout
- * waits out).
+ * The table of versions is made inside it too, so that no step of the
+ * migration writes before it holds the write lock.
  */
 export function migrate(db: Database.Database, steps: readonly Migration[] = migrations): void {
   const newest = steps.at(-1)?.version ?? 0;
