@@ -10,6 +10,9 @@ import { migrate } from './migrations.js';
 import { type PlantRow, plantWriter, toNewPlant } from './plant-writes.js';
 import { SqliteWebhookStore } from './webhook-store.js';
 
+/** How long a statement waits for a lock another process holds (the command line writes the same file), and how long a new file's switch to WAL is tried again. */
+const BUSY_TIMEOUT_MS = 5000;
+
 interface TokenRow {
   id: number;
   name: string;
@@ -86,7 +89,7 @@ export class SqliteStore implements Store {
       try {
         switchToWal(db);
         db.pragma('synchronous = FULL');
-        db.pragma('busy_timeout = 5000');
+        db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
         db.pragma('cache_size = -2048');
         migrate(db);
         // The webhook outbox's claims and settlements: see SqliteWebhookStore for why NORMAL is enough.
@@ -95,7 +98,7 @@ export class SqliteStore implements Store {
         else {
           outbox = new Driver(path);
           outbox.pragma('synchronous = NORMAL');
-          outbox.pragma('busy_timeout = 5000');
+          outbox.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
           outbox.pragma('cache_size = -512');
         }
       } catch (error) {
@@ -249,8 +252,6 @@ function translatedWebhookStore(store: SqliteWebhookStore): WebhookStore {
   };
 }
 
-/** How long a new file's switch to WAL is tried again while another process holds it: the busy timeout. */
-const WAL_SWITCH_TIMEOUT_MS = 5000;
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
@@ -262,7 +263,7 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
  * file, which stays in WAL mode.
  */
 function switchToWal(db: Database.Database): void {
-  const deadline = Date.now() + WAL_SWITCH_TIMEOUT_MS;
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
   for (;;) {
     try {
       db.pragma('journal_mode = WAL');
