@@ -1,6 +1,6 @@
-// npx tsx bench/compare-builds.ts [--rounds N] [--seconds S] [--store sqlite|postgres] TARGET...
-// CPU per request and req/s of several builds of the service (and the durable floor), measured in
-// turn, round after round, under the benchmark's load (64 connections), each on a fresh store: the
+// npx tsx bench/compare-builds.ts [--rounds N] [--seconds S] [--store sqlite|postgres] [--connections C] TARGET...
+// CPU per request, req/s and median latency of several builds of the service (and the durable floor), measured
+// in turn, round after round, under the benchmark's load (64 connections; 1 for a lone request's latency), each on a fresh store: the
 // way to tell what a change to the write path bought on a shared machine, where one build measured
 // now and another later differ by whatever else ran meanwhile. A TARGET is `floor`, `baseline` (the bare
 // node:http server the benchmark's RSS goal is a ratio of), or a folder
@@ -23,6 +23,7 @@ const { values, positionals: targets } = parseArgs({
     rounds: { type: 'string', default: '5' },
     seconds: { type: 'string', default: '5' },
     store: { type: 'string', default: 'sqlite' },
+    connections: { type: 'string', default: '64' },
     'postgres-url': { type: 'string', default: process.env['PLANTSTORE_TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test' },
   },
 });
@@ -43,7 +44,9 @@ function peakRssMiB(pid: number): number {
   return Number(kib) / 1024;
 }
 
-const figures = new Map<string, { cpu: number[]; rps: number[]; rss: number[] }>(targets.map((target) => [target, { cpu: [], rps: [], rss: [] }]));
+const figures = new Map<string, { cpu: number[]; rps: number[]; p50: number[]; rss: number[] }>(
+  targets.map((target) => [target, { cpu: [], rps: [], p50: [], rss: [] }]),
+);
 let idBase = 1;
 for (let round = 1; round <= Number(values.rounds); round++) {
   for (const target of targets) {
@@ -67,16 +70,17 @@ for (let round = 1; round <= Number(values.rounds); round++) {
         if (await fetch(`${url}/healthz`).then(() => true, () => false)) break;
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      const run = (seconds: number) => loadGenerator.run({ url, token: bench.token, connections: 64, seconds, idBase: idBase++ * 2 ** 40, cpu: pinned ? 1 : undefined });
+      const run = (seconds: number) => loadGenerator.run({ url, token: bench.token, connections: Number(values.connections), seconds, idBase: idBase++ * 2 ** 40, cpu: pinned ? 1 : undefined });
       await run(2);
       const before = cpuSeconds(child.pid!);
       const result = await run(Number(values.seconds));
       const cpuUs = ((cpuSeconds(child.pid!) - before) * 1e6) / result.requests;
       figures.get(target)!.cpu.push(cpuUs);
       figures.get(target)!.rps.push(result.requestsPerSecond);
+      figures.get(target)!.p50.push(result.p50Ms);
       const rss = peakRssMiB(child.pid!);
       figures.get(target)!.rss.push(rss);
-      process.stdout.write(`round ${round}: ${target}: ${cpuUs.toFixed(1)} µs of CPU a request, ${Math.round(result.requestsPerSecond)} req/s, peak RSS ${rss.toFixed(1)} MiB\n`);
+      process.stdout.write(`round ${round}: ${target}: ${cpuUs.toFixed(1)} µs of CPU a request, ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50Ms.toFixed(3)} ms, peak RSS ${rss.toFixed(1)} MiB\n`);
     } finally {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
@@ -90,9 +94,9 @@ const median = (xs: number[]) => {
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 };
-process.stdout.write('\n| target | CPU µs a request: median (lowest) | req/s: median (highest) | peak RSS MiB: highest |\n|---|---|---|---|\n');
-for (const [target, { cpu, rps, rss }] of figures) {
+process.stdout.write('\n| target | CPU µs a request: median (lowest) | req/s: median (highest) | p50 ms: median (lowest) | peak RSS MiB: highest |\n|---|---|---|---|---|\n');
+for (const [target, { cpu, rps, p50, rss }] of figures) {
   process.stdout.write(
-    `| ${target} | ${median(cpu).toFixed(1)} (${Math.min(...cpu).toFixed(1)}) | ${Math.round(median(rps))} (${Math.round(Math.max(...rps))}) | ${Math.max(...rss).toFixed(1)} |\n`,
+    `| ${target} | ${median(cpu).toFixed(1)} (${Math.min(...cpu).toFixed(1)}) | ${Math.round(median(rps))} (${Math.round(Math.max(...rps))}) | ${median(p50).toFixed(3)} (${Math.min(...p50).toFixed(3)}) | ${Math.max(...rss).toFixed(1)} |\n`,
   );
 }

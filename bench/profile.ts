@@ -1,7 +1,7 @@
-// npx tsx bench/profile.ts [--store sqlite|postgres] [--seconds S] [--floor] [--webhook] [--bin PATH]: a CPU
+// npx tsx bench/profile.ts [--store sqlite|postgres] [--seconds S] [--connections C] [--floor] [--webhook] [--bin PATH]: a CPU
 // profile of the service (or, with --floor, of the durable floor; with --webhook, of the service with one
 // webhook subscription delivering to a receiver in this process) under the benchmark's load (wrk,
-// 64 connections), read by layer: the time its main thread spent in each, in µs a request, beside
+// 64 connections, or 1 for a lone request's), read by layer: the time its main thread spent in each, in µs a request, beside
 // the CPU time a request cost the whole process (from /proc). --bin runs another build of
 // bin/plantstore (a copy of an earlier commit's bin/, dist/ and openapi/), to compare before and after.
 // The .cpuprofile is kept (its path is printed) for a closer look in Chrome's DevTools.
@@ -20,6 +20,7 @@ const { values } = parseArgs({
   options: {
     store: { type: 'string', default: 'sqlite' },
     seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '64' },
     floor: { type: 'boolean', default: false },
     webhook: { type: 'boolean', default: false },
     bin: { type: 'string', default: `${ROOT}/bin/plantstore` },
@@ -70,7 +71,7 @@ const child = spawn('taskset', ['-c', '0', process.execPath, ...command], {
 try {
   await until(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status > 0);
   const cpuBefore = cpuSeconds(child.pid!);
-  const output = execFileSync('taskset', ['-c', '1', 'wrk', '-t1', '-c64', `-d${values.seconds}s`, '-s', `${ROOT}/bench/load/post-plants.lua`, `http://127.0.0.1:${port}`, '--', bench.token, String(2 ** 41)]).toString();
+  const output = execFileSync('taskset', ['-c', '1', 'wrk', '-t1', `-c${values.connections}`, `-d${values.seconds}s`, '-s', `${ROOT}/bench/load/post-plants.lua`, `http://127.0.0.1:${port}`, '--', bench.token, String(2 ** 41)]).toString();
   const result = JSON.parse(/^RESULT (.*)$/m.exec(output)![1]!) as { requests: number; seconds: number };
   const cpuUsPerRequest = ((cpuSeconds(child.pid!) - cpuBefore) * 1e6) / result.requests;
   const exited = new Promise((resolve) => child.once('exit', resolve));
