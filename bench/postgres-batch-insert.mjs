@@ -1,17 +1,17 @@
 // The group commit's batch insert four ways, on one direct PostgreSQL
-// connection: as an unnamed statement (parsed and planned for each batch), as
-// a named prepared statement (planned once, but tied to its server connection,
-// which PgBouncer's transaction pooling does not keep), and as the call to the
-// schema's create_plant_batch function (whose statement is planned once per
-// server connection, inside the server), unnamed as the store sends it behind
-// such a pooler and named as it sends it otherwise.
+// connection: its statement unnamed (parsed and planned for each batch) and as
+// the named prepared statement the store sends on a direct connection (planned
+// once, but tied to its server connection, which PgBouncer's transaction
+// pooling does not keep); and the call to the schema's create_plant_batch
+// function (whose statement is planned once per server connection, inside the
+// server), unnamed as the store sends it behind such a pooler, and named.
 // `npm run build && node bench/postgres-batch-insert.mjs [URL] [BATCH]`: 1 plant
 // a batch by default (a lone create's batch); rounds rotate the order, each on
 // a fresh schema migrated by the service's own migrations; prints the median
 // time a batch of each kind.
 import pg from 'pg';
-import { migrate, migrations } from '../dist/store/postgres/migrations.js';
-import { CREATE_PLANTS } from '../dist/store/postgres/postgres-store.js';
+import { migrate } from '../dist/store/postgres/migrations.js';
+import { CALL_CREATE_PLANT_BATCH, INSERT_PLANTS } from '../dist/store/postgres/plant-batch.js';
 
 const url = process.argv[2] ?? 'postgres://postgres@127.0.0.1:5432/test';
 const BATCH = Number(process.argv[3] ?? 1);
@@ -19,18 +19,11 @@ const BATCHES = 1000;
 const ROUNDS = 5;
 const SCHEMA = 'bench_batch_insert';
 
-// The function's body (the newest migration that makes it) as a statement of its own, its arguments as parameters.
-const createPlants = migrations.findLast((step) => step.sql.includes('CREATE FUNCTION create_plant'));
-const statement = /RETURN QUERY([\s\S]*?);\s*END/
-  .exec(createPlants.sql)[1]
-  .replace('unnest(ids, names, tags)', 'unnest($1::bigint[], $2::text[], $3::text[])')
-  .replace('cardinality(ids)', 'cardinality($1::bigint[])');
-if (!statement.includes('$3::text[]') || /\bids\b/.test(statement)) throw new Error('the batch insert is no longer written as this benchmark expects');
 const kinds = {
-  unnamed: (values) => ({ text: statement, values }),
-  named: (values) => ({ name: 'bench-batch-insert', text: statement, values }),
-  function: (values) => ({ text: CREATE_PLANTS, values }),
-  'named function': (values) => ({ name: 'bench-batch-call', text: CREATE_PLANTS, values }),
+  unnamed: (values) => ({ text: INSERT_PLANTS, values }),
+  named: (values) => ({ name: 'bench-batch-insert', text: INSERT_PLANTS, values }),
+  function: (values) => ({ text: CALL_CREATE_PLANT_BATCH, values }),
+  'named function': (values) => ({ name: 'bench-batch-call', text: CALL_CREATE_PLANT_BATCH, values }),
 };
 
 const admin = new pg.Client({ connectionString: url });

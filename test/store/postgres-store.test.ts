@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import pg from 'pg';
 import { ServiceError } from '../../src/errors.js';
 import { migrate, migrations } from '../../src/store/postgres/migrations.js';
-import { CREATE_PLANTS, PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { INSERT_PLANTS, INSERT_PLANTS_NAME } from '../../src/store/postgres/plant-batch.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { fleetSkipReason, freshPooledDatabase } from '../helpers/fleet.js';
 import { freshPostgresDatabase, POSTGRES_SKIP_REASON, postgresReachable } from '../helpers/postgres.js';
 import { type ParsedStatement, readParses } from '../helpers/postgres-parses.js';
@@ -72,7 +73,7 @@ if (!(await postgresReachable())) {
     await assert.rejects(store.ping(), (error: unknown) => error instanceof ServiceError && error.code === 'STORE_UNAVAILABLE');
   });
 
-  test('postgres: the batch call is parsed once a connection, as a named statement', async (t) => {
+  test('postgres: the batch statement is parsed once a connection, as a named statement', async (t) => {
     const direct = new URL(await freshPostgresDatabase(t));
     const parses: ParsedStatement[] = [];
     const proxy = await TcpProxy.start(t, { host: direct.hostname, port: Number(direct.port || 5432) }, () => readParses(parses));
@@ -86,9 +87,10 @@ if (!(await postgresReachable())) {
     } finally {
       await store.close();
     }
-    const batchParses = parses.filter(({ text }) => text === CREATE_PLANTS);
+    const batchParses = parses.filter(({ text }) => text === INSERT_PLANTS);
     assert.equal(batchParses.length, 1, 'five batches on one connection, parsed once');
-    assert.match(batchParses[0]!.name, /^plantstore_create_plants_[0-9a-f]{16}$/);
+    assert.equal(batchParses[0]!.name, INSERT_PLANTS_NAME);
+    assert.match(INSERT_PLANTS_NAME, /^plantstore_insert_plants_[0-9a-f]{16}$/);
   });
 
   const pgBouncerSkip = await fleetSkipReason();

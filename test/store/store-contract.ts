@@ -94,6 +94,17 @@ export function storeContract(backend: string, openFresh: (t: TestContext) => Pr
       { outcome: 'replayed' },
     ]);
     assert.equal(await store.countPlants(), 4n);
+    // Every id new, but some twice: the later plants of an id are answered against the first.
+    assert.deepEqual(
+      await store.createPlants([
+        { id: 5n, name: 'five' },
+        { id: 5n, name: 'five' },
+        { id: 6n, name: 'six', tag: 'new' },
+        { id: 5n, name: 'five', tag: 'other' },
+      ]),
+      [{ outcome: 'created' }, { outcome: 'replayed' }, { outcome: 'created' }, { outcome: 'conflict', existing: { id: 5n, name: 'five' } }],
+    );
+    assert.equal(await store.countPlants(), 6n);
     assert.deepEqual(await store.createPlants([]), []);
   });
 

@@ -2,8 +2,9 @@ import type pg from 'pg';
 import type { Migration } from '../migration.js';
 
 /**
- * The group commit's batch insert, as the functions of migrations 3 and 4
- * hold it: the first plant of each id in the batch unless the id is taken
+ * The batch insert as the functions of migrations 3 and 4 hold it (the store
+ * calls the function behind a pooler that keeps no named statement, and
+ * sends plant-batch.ts's statement otherwise): the first plant of each id in the batch unless the id is taken
  * (`inserted`), and the webhook messages of the plants created (`outbox`),
  * in one statement and so in one transaction. `ids`, `names` and `tags` are
  * the functions' arguments.

@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { type NewPlant, samePlant } from '../../plants/plant.js';
 import { CREATED, type CreatePlantResult, type NewTokenRecord, type Store, type StoredToken, tokenClash, type TokenRecord, type TokenRef } from '../store.js';
 import type { WebhookStore } from '../webhook-store.js';
 import { translateErrors } from './errors.js';
 import { migrate } from './migrations.js';
+import { type BatchOutcome, CALL_CREATE_PLANT_BATCH, INSERT_PLANTS, INSERT_PLANTS_NAME } from './plant-batch.js';
 import { PostgresWebhookStore } from './webhook-store.js';
 
 interface PlantRow {
@@ -29,29 +29,8 @@ export interface PostgresOptions {
   connectTimeoutMs?: number;
 }
 
-/**
- * The group commit's call for a batch (ids, names, tags), to the function of
- * migration 4, answered with one row: how many plants were created, the
- * webhook messages written, and the ids created only when some plant was not.
- */
-export const CREATE_PLANTS = 'SELECT plants_created, messages_written, created_ids FROM create_plant_batch($1::bigint[], $2::text[], $3::text[])';
-
-/**
- * `CREATE_PLANTS` as a named prepared statement, parsed and planned once a
- * connection rather than once a batch. The name carries a hash of the text:
- * behind a pooler that lends server connections to any client, a statement
- * found under this name is this text, whichever version prepared it.
- */
-const PREPARED_CREATE_PLANTS = `plantstore_create_plants_${createHash('sha256').update(CREATE_PLANTS).digest('hex').slice(0, 16)}`;
-
 /** What the server answers when a named statement is not on the connection (26000) or is there already (42P05). */
 const PREPARED_STATEMENT_LOST = new Set(['26000', '42P05']);
-
-interface BatchOutcome {
-  plants_created: number;
-  messages_written: number;
-  created_ids: string[] | null;
-}
 
 /**
  * The shared store: PostgreSQL (or a compatible database) through a pool of
@@ -105,18 +84,20 @@ export class PostgresStore implements Store {
   async createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
     if (plants.length === 0) return [];
     return translateErrors(async () => {
-      // One call for the batch, to the function in the schema (migration 4): it inserts the first
-      // plant of each id unless the id is taken, with the webhook messages of the plants it created.
-      // One row comes back: how many plants were created and the messages written, and the ids
-      // created only when some plant was not (a batch of new plants, the common one, needs none).
-      const ids = plants.map((plant) => plant.id.toString());
-      const names = plants.map((plant) => plant.name);
-      const tags = plants.map((plant) => plant.tag ?? null);
-      const outcome = await this.#createPlantBatch([ids, names, tags]);
+      // One statement for the batch (plant-batch.ts), with the first plant of each id: it inserts each
+      // unless the id is taken, with the webhook messages of the plants it created, and answers with
+      // one row. A later plant of an id is answered below, against whichever plant then holds the id.
+      const firsts = firstOfEachId(plants);
+      const ids = firsts.map((plant) => plant.id.toString());
+      const names = firsts.map((plant) => plant.name);
+      const tags = firsts.map((plant) => plant.tag ?? null);
+      const outcome = await this.#insertBatch([ids, names, tags]);
       if (outcome.messages_written > 0) this.#webhooks.messagesWritten();
-      // The function inserts at most one plant an id: as many created as plants means every one was.
+      // As many created as plants means every one was (the ids were distinct).
       if (outcome.plants_created === plants.length) return plants.map(() => CREATED);
-      const created = new Set((outcome.created_ids ?? []).map((id) => BigInt(id)));
+      // The created ids come back only when some plant sent was not created (and are null when none was).
+      const createdIds = outcome.plants_created === firsts.length ? firsts.map((plant) => plant.id) : (outcome.created_ids ?? []).map((id) => BigInt(id));
+      const created = new Set(createdIds);
       const firstOfId = new Map<bigint, number>();
       plants.forEach((plant, position) => firstOfId.has(plant.id) || firstOfId.set(plant.id, position));
       const isCreated = (plant: NewPlant, position: number) => created.has(plant.id) && firstOfId.get(plant.id) === position;
@@ -141,20 +122,21 @@ export class PostgresStore implements Store {
     return this.#prepared;
   }
 
-  async #createPlantBatch(values: [string[], string[], (string | null)[]]): Promise<BatchOutcome> {
+  async #insertBatch(values: [string[], string[], (string | null)[]]): Promise<BatchOutcome> {
     if (this.#prepared) {
       try {
-        const { rows } = await this.#pool.query<BatchOutcome>({ name: PREPARED_CREATE_PLANTS, text: CREATE_PLANTS, values });
+        const { rows } = await this.#pool.query<BatchOutcome>({ name: INSERT_PLANTS_NAME, text: INSERT_PLANTS, values });
         return rows[0]!;
       } catch (error) {
         if (!PREPARED_STATEMENT_LOST.has((error as { code?: string }).code ?? '')) throw error;
         // A statement prepared on one server connection is missing on the next one, or another
         // client prepared it there first. Either way the server refused it before running it, so
-        // nothing of the batch was written: it is sent again unnamed, as every later batch is.
+        // nothing of the batch was written: it is sent again, as every later batch is, as the call
+        // to the schema's function, whose statement the server plans once per server connection.
         this.#prepared = false;
       }
     }
-    const { rows } = await this.#pool.query<BatchOutcome>(CREATE_PLANTS, values);
+    const { rows } = await this.#pool.query<BatchOutcome>(CALL_CREATE_PLANT_BATCH, values);
     return rows[0]!;
   }
 
@@ -281,6 +263,15 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     if (!this.#pool.ended) await this.#pool.end();
   }
+}
+
+/** The batch without the plants whose id an earlier plant of it has: the batch itself when its ids are distinct, the common case. */
+function firstOfEachId(plants: readonly NewPlant[]): readonly NewPlant[] {
+  const ids = new Set<bigint>();
+  for (const plant of plants) ids.add(plant.id);
+  if (ids.size === plants.length) return plants;
+  ids.clear();
+  return plants.filter((plant) => !ids.has(plant.id) && ids.add(plant.id));
 }
 
 function toNewPlant(row: PlantRow): NewPlant {
