@@ -31,8 +31,9 @@ const { values } = parseArgs({
 /** Where a function's own time goes, by the file it is in: the first layer whose pattern matches. */
 const LAYERS: [string, RegExp][] = [
   ['webhooks: dispatcher and outbox', /\/webhooks\/|webhook-store/],
-  ['store: group commit and SQLite', /better-sqlite3|store\/sqlite\/|plants\/group-commit|plants\/create-plant/],
-  ['store: group commit and PostgreSQL', /node_modules\/pg|store\/postgres\//],
+  ['group commit', /plants\/group-commit|plants\/create-plant/],
+  ['store: SQLite', /better-sqlite3|store\/sqlite\//],
+  ['store: PostgreSQL and its driver', /node_modules\/pg|store\/postgres\//],
   ['Fastify (routing, hooks, body, reply)', /node_modules\/(fastify|find-my-way|avvio|@fastify|fast-json-stringify|toad-cache|fast-querystring)/],
   ['exact JSON parse', /lossless-json|secure-json-parse|http\/exact-json/],
   ['validation (Ajv)', /node_modules\/ajv|http\/int64-keyword/],
