@@ -2,12 +2,26 @@ import type pg from 'pg';
 import type { Migration } from '../migration.js';
 
 /**
+ * The webhook messages of the plants a batch created (the rows of `inserted`),
+ * one for each active subscription, as a statement of a `WITH`: part of the
+ * functions of migrations 3 and 4, and of the statement the store sends on a
+ * direct connection (plant-batch.ts), so that both write the same messages.
+ */
+export const OUTBOX_OF_INSERTED = `outbox AS (
+            INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at)
+            SELECT subscription.id, inserted.id, now(), now()
+              FROM inserted CROSS JOIN webhook_subscriptions AS subscription
+             WHERE subscription.removed_at IS NULL
+            RETURNING 1
+          )`;
+
+/**
  * The batch insert as the functions of migrations 3 and 4 hold it (the store
- * calls the function behind a pooler that keeps no named statement, and
- * sends plant-batch.ts's statement otherwise): the first plant of each id in the batch unless the id is taken
- * (`inserted`), and the webhook messages of the plants created (`outbox`),
- * in one statement and so in one transaction. `ids`, `names` and `tags` are
- * the functions' arguments.
+ * calls the function behind a pooler that keeps no named statement, and sends
+ * plant-batch.ts's statement otherwise): the first plant of each id in the
+ * batch unless the id is taken (`inserted`), and the webhook messages of the
+ * plants created (`outbox`), in one statement and so in one transaction.
+ * `ids`, `names` and `tags` are the functions' arguments.
  */
 const INSERT_BATCH = `WITH inserted AS (
             INSERT INTO plants (id, name, tag)
@@ -16,13 +30,7 @@ const INSERT_BATCH = `WITH inserted AS (
              ORDER BY id, position
             ON CONFLICT (id) DO NOTHING
             RETURNING id
-          ), outbox AS (
-            INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at)
-            SELECT subscription.id, inserted.id, now(), now()
-              FROM inserted CROSS JOIN webhook_subscriptions AS subscription
-             WHERE subscription.removed_at IS NULL
-            RETURNING 1
-          )`;
+          ), ${OUTBOX_OF_INSERTED}`;
 
 /** This backend's schema changes (see `Migration`). */
 export const migrations: readonly Migration[] = [

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { OUTBOX_OF_INSERTED } from './migrations.js';
 
 /** What a batch statement answers, in its one row. */
 export interface BatchOutcome {
@@ -25,13 +26,7 @@ export const INSERT_PLANTS = `WITH inserted AS (
   SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
   ON CONFLICT (id) DO NOTHING
   RETURNING id
-), outbox AS (
-  INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at)
-  SELECT subscription.id, inserted.id, now(), now()
-    FROM inserted CROSS JOIN webhook_subscriptions AS subscription
-   WHERE subscription.removed_at IS NULL
-  RETURNING 1
-)
+), ${OUTBOX_OF_INSERTED}
 SELECT count(*)::INTEGER AS plants_created,
        (SELECT count(*) FROM outbox)::INTEGER AS messages_written,
        CASE WHEN count(*) < cardinality($1::bigint[]) THEN array_agg(inserted.id::TEXT) END AS created_ids
