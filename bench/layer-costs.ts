@@ -3,10 +3,10 @@
 // `taskset -c 0` for steadier figures). The "before" side calls the libraries as the service used to.
 import { openSync } from 'node:fs';
 import { pino } from 'pino';
-import { parseAnyJson, parseExactJson } from '../src/http/exact-json.js';
-import { AccessLines } from '../src/http/access-line.js';
-import { loggerOptions } from '../src/logging.js';
-import { Metrics } from '../src/metrics.js';
+import { parseAnyJson, parseExactJson } from '../src/contract/exact-json.js';
+import { AccessLines } from '../src/observability/access-line.js';
+import { loggerOptions } from '../src/observability/logger.js';
+import { Metrics } from '../src/observability/metrics.js';
 import { GroupCommit } from '../src/plants/group-commit.js';
 import type { Store } from '../src/store/store.js';
 

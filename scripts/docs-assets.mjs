@@ -3,7 +3,7 @@
 // dist/docs/ (part of `npm run build`, after tsc). The plugin runs here, once a
 // build, instead of in the service, which streams the two files from disk: in
 // the service the plugin would hold its 4.8 MB script in memory (see
-// src/http/routes/docs-routes.ts).
+// src/http/fastify/docs-routes.ts).
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import apiReference from '@scalar/fastify-api-reference';
 import Fastify from 'fastify';

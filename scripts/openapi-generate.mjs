@@ -12,7 +12,7 @@ import { parse } from 'yaml';
 
 const CONTRACT = 'openapi/plantstore.yaml';
 const JSON_DOCUMENT = 'openapi/plantstore.json';
-const TYPES = 'src/http/generated/openapi.ts';
+const TYPES = 'src/contract/generated/openapi.ts';
 const CLIENT_TYPES = 'packages/client/src/generated/openapi.ts';
 const check = process.argv.includes('--check');
 

@@ -1,4 +1,4 @@
-import type { components } from './http/generated/openapi.js';
+import type { components } from './contract/generated/openapi.js';
 
 /**
  * The error catalogue: every error the service answers, one entry each.

@@ -2,12 +2,12 @@ import type { Cluster, Worker } from 'node:cluster';
 import { buildApp } from '../app.js';
 import { ConfigError, describeConfig, loadServeConfig, SERVE_SETTINGS, type ServeConfig } from '../config.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connectionDrain } from '../http/connection-drain.js';
-import { DOCS_PATH } from '../http/routes/docs-routes.js';
-import { createLogger } from '../logging.js';
+import { connectionDrain } from '../http/node/connection-drain.js';
+import { DOCS_PATH } from '../http/fastify/docs-routes.js';
+import { createLogger } from '../observability/logger.js';
 import { openStore } from '../store/open-store.js';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.js';
-import { WebhookMetrics } from '../webhooks/webhook-metrics.js';
+import { WebhookMetrics } from '../observability/webhook-metrics.js';
 import { IssuerMismatchError } from '../tokens/jwt/key-set-source.js';
 import { type CommandContext, EXIT, helpText, parseCommandLine } from './command-line.js';
 

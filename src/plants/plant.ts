@@ -1,4 +1,4 @@
-import type { components } from '../http/generated/openapi.js';
+import type { components } from '../contract/generated/openapi.js';
 
 type Schemas = components['schemas'];
 

@@ -7,7 +7,7 @@ import { retryDelayMs } from './retry-delay.js';
 import { type AttemptResult, postMessage } from './post-message.js';
 import { messageBody, webhookId } from './message.js';
 import { secretKey, signatureHeader } from './signature.js';
-import type { WebhookMetrics } from './webhook-metrics.js';
+import type { WebhookMetrics } from '../observability/webhook-metrics.js';
 
 export interface DispatcherOptions {
   /** Longest an attempt may take, in ms. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { errors, type Locator, type Page } from 'playwright-core';
-import { scalarVersion } from '../../src/http/routes/docs-routes.js';
+import { scalarVersion } from '../../src/http/fastify/docs-routes.js';
 import { sqlite } from '../helpers/backends.js';
 import { launchChromium, screenshotPath, watchRequestsLeaving } from '../helpers/browser.js';
 import { createToken, runCli, startServer } from '../helpers/processes.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MAX_NESTING } from '../../src/http/exact-json.js';
+import { MAX_NESTING } from '../../src/contract/exact-json.js';
 import { testApp } from '../helpers/test-app.js';
 
 const nested = (id: number, depth: number) => `{"id":${id},"name":"deep","extra":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ServiceError } from '../errors.js';
+import { ServiceError } from '../../errors.js';
 
 const METHODS = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'] as const;
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { parseAnyJson, parseExactJson, parseExactNumber, parseFlatObject } from '../../src/http/exact-json.js';
+import { parseAnyJson, parseExactJson, parseExactNumber, parseFlatObject } from '../../src/contract/exact-json.js';
 
 test('integer values become exact bigints however they are written', () => {
   const cases: [string, bigint][] = [

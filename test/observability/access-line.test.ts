@@ -3,10 +3,10 @@ import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { pino } from 'pino';
-import { accessFields, AccessLines, putMilliseconds } from '../../src/http/access-line.js';
-import type { CompletedRequest } from '../../src/http/request-completed.js';
+import { accessFields, AccessLines, putMilliseconds } from '../../src/observability/access-line.js';
+import type { CompletedRequest } from '../../src/observability/request-completed.js';
 import type { Caller } from '../../src/tokens/token-verifier.js';
-import { type ByteLines, loggerOptions } from '../../src/logging.js';
+import { type ByteLines, loggerOptions } from '../../src/observability/logger.js';
 
 /** A logger with the service's settings, writing into `lines`, with the time fixed so that lines compare whole. */
 function pinoInto(lines: string[]) {

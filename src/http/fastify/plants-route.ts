@@ -1,16 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import { ServiceError } from '../../errors.js';
-import type { Metrics } from '../../metrics.js';
+import type { Metrics } from '../../observability/metrics.js';
 import { createPlant } from '../../plants/create-plant.js';
 import type { NewPlant, Plant } from '../../plants/plant.js';
 import type { GroupCommit } from '../../plants/group-commit.js';
 import type { TokenVerifier } from '../../tokens/token-verifier.js';
 import type { AuthFailureLimiter } from '../auth-failure-limiter.js';
-import { bearerAuth } from '../bearer-auth.js';
-import { componentSchema } from '../contract.js';
+import { bearerAuth } from '../bearer-token.js';
+import { componentSchema } from '../../contract/openapi-document.js';
 import { requireJsonMediaType } from '../json-media-type.js';
-import { allowOnly } from '../method-not-allowed.js';
-import { newPlantSchema, serializeError, serializePlant, validateNewPlant } from '../plant-codecs.js';
+import { allowOnly } from './method-not-allowed.js';
+import { newPlantSchema, serializeError, serializePlant, validateNewPlant } from '../../contract/plant-codecs.js';
 
 /**
  * POST /plants in Fastify: authentication, then media type, then the body,

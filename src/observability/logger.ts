@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { type Logger, pino, type LoggerOptions } from 'pino';
 import type PinoPretty from 'pino-pretty';
-import type { LogLevel } from './config.js';
+import type { LogLevel } from '../config.js';
 
 /**
  * How every log line is written: JSON on stdout, one object a line (pino).

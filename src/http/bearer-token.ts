@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { ServiceError } from '../errors.js';
 import type { Caller, TokenVerifier, Verification } from '../tokens/token-verifier.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../observability/metrics.js';
 import type { AuthFailureLimiter } from './auth-failure-limiter.js';
 
 /** `Bearer <b64token>` (RFC 6750, section 2.1); the scheme word is case-insensitive. */

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyApiReferenceOptions } from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
-import { allowOnly } from '../method-not-allowed.js';
+import { allowOnly } from './method-not-allowed.js';
 
 const SCALAR = '@scalar/fastify-api-reference';
 

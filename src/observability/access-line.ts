@@ -1,4 +1,4 @@
-import type { ByteLines } from '../logging.js';
+import type { ByteLines } from './logger.js';
 import type { Caller } from '../tokens/token-verifier.js';
 import type { CompletedRequest } from './request-completed.js';
 

@@ -2,7 +2,7 @@ import AjvCompiler from '@fastify/ajv-compiler';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { Plant } from '../plants/plant.js';
 import type { ErrorBody } from '../errors.js';
-import { componentSchema, exactInt64Schema } from './contract.js';
+import { componentSchema, exactInt64Schema } from './openapi-document.js';
 import { addInt64Keyword } from './int64-keyword.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { type ErrorCode, ServiceError } from '../errors.js';
-import { SECURITY_HEADERS } from './security-headers.js';
+import { type ErrorCode, ServiceError } from '../../errors.js';
+import { SECURITY_HEADERS } from '../answer-headers.js';
 
 /**
  * Answers requests that never reach a route because HTTP itself failed

@@ -1,8 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { ServiceError } from '../../errors.js';
-import type { Metrics } from '../../metrics.js';
-import { allowOnly } from '../method-not-allowed.js';
+import type { Metrics } from '../../observability/metrics.js';
+import { allowOnly } from './method-not-allowed.js';
 
 /** GET /metrics in the Prometheus text format; guarded by a bearer token when METRICS_TOKEN is set. */
 export function metricsRoutes(app: FastifyInstance, deps: { metrics: Metrics; metricsToken: string | undefined }): void {

@@ -1,19 +1,19 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Metrics } from '../../metrics.js';
+import type { Metrics } from '../../observability/metrics.js';
 import type { NewPlant, Plant } from '../../plants/plant.js';
 import type { GroupCommit } from '../../plants/group-commit.js';
 import type { Caller, TokenVerifier } from '../../tokens/token-verifier.js';
-import { bearerToken } from '../bearer-auth.js';
-import { invalidPlant, logErrorAnswer, toServiceError } from '../error-handler.js';
-import { parseExactJson } from '../exact-json.js';
+import { bearerToken } from '../bearer-token.js';
+import { invalidPlant, logErrorAnswer, toServiceError } from '../error-answer.js';
+import { parseExactJson } from '../../contract/exact-json.js';
 import { mediaTypeProblem } from '../json-media-type.js';
-import { serializeError, serializePlant, validateNewPlant } from '../plant-codecs.js';
+import { serializeError, serializePlant, validateNewPlant } from '../../contract/plant-codecs.js';
 import { requestId } from '../request-id.js';
-import type { CompletedRequest, RecordCompletion } from '../request-completed.js';
-import { SECURITY_HEADERS } from '../security-headers.js';
-import { createCounted } from './plants-routes.js';
+import type { CompletedRequest, RecordCompletion } from '../../observability/request-completed.js';
+import { SECURITY_HEADERS } from '../answer-headers.js';
+import { createCounted } from '../fastify/plants-route.js';
 
 /** Takes a request and answers it, or returns false and leaves it untouched for Fastify. */
 export type DirectRoute = (request: IncomingMessage, response: ServerResponse) => boolean;

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { componentSchema, openApiJson } from '../contract.js';
+import { componentSchema, openApiJson } from '../../contract/openapi-document.js';
 import { ServiceError } from '../../errors.js';
 import type { Store } from '../../store/store.js';
-import { allowOnly } from '../method-not-allowed.js';
+import { allowOnly } from './method-not-allowed.js';
 
 /** Readiness waits this long for the store before calling it unavailable, in milliseconds. */
 const READY_TIMEOUT_MS = 1000;

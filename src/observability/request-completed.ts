@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { jsonLines } from '../logging.js';
-import type { Metrics } from '../metrics.js';
+import { jsonLines } from './logger.js';
+import type { Metrics } from './metrics.js';
 import type { Caller } from '../tokens/token-verifier.js';
 import { accessFields, AccessLines, INFO } from './access-line.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { Histogram, Registry } from 'prom-client';
-import { RequestDurations } from '../src/request-durations.js';
+import { RequestDurations } from '../../src/observability/request-durations.js';
 
 test("the request histogram serves, line for line, what prom-client's own Histogram serves for the same observations", async () => {
   const buckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
