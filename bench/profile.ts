@@ -28,21 +28,23 @@ const { values } = parseArgs({
   },
 });
 
-/** Where a function's own time goes, by the file it is in: the first layer whose pattern matches. */
+/**
+ * Where a function's own time goes, by the file it is in: the first layer whose pattern matches. The
+ * service's layers are its folders under dist/ (as src/ has them), each with the libraries it uses.
+ */
 const LAYERS: [string, RegExp][] = [
-  ['webhooks: dispatcher and outbox', /\/webhooks\/|webhook-store/],
-  ['group commit', /plants\/group-commit|plants\/create-plant/],
-  ['store: SQLite', /better-sqlite3|store\/sqlite\//],
-  ['store: PostgreSQL and its driver', /node_modules\/pg|store\/postgres\//],
-  ['Fastify (routing, hooks, body, reply)', /node_modules\/(fastify|find-my-way|avvio|@fastify|fast-json-stringify|toad-cache|fast-querystring)/],
-  ['exact JSON parse', /lossless-json|secure-json-parse|http\/exact-json/],
-  ['validation (Ajv)', /node_modules\/ajv|http\/int64-keyword/],
-  ['access line and logger', /pino|sonic-boom|http\/request-completed|http\/request-logger|\/logging\.js/],
-  ['metrics', /prom-client|\/metrics\.js|request-durations/],
-  ['authentication and media type', /http\/bearer-auth|\/tokens\/|http\/json-media-type/],
-  ['request id', /http\/request-id|node:internal\/crypto/],
-  ['the route and the other hooks', /http\/routes\/|\/app\.js|security-headers|error-handler/],
-  ['the floor\'s own handler', /baseline-server/],
+  ['webhooks/ (dispatcher, outbox)', /\/dist\/webhooks\/|\/dist\/store\/[a-z]+\/webhook-store/],
+  ['plants/ (create, group commit)', /\/dist\/plants\//],
+  ['store/sqlite/ and better-sqlite3', /better-sqlite3|\/dist\/store\/sqlite\//],
+  ['store/postgres/ and pg', /node_modules\/pg|\/dist\/store\/postgres\//],
+  ['contract/ (exact parse, Ajv, serialisers)', /\/dist\/contract\/|lossless-json|secure-json-parse|node_modules\/(ajv|fast-json-stringify|fast-uri)/],
+  ['observability/ (logger, access line, metrics), pino, prom-client', /\/dist\/observability\/|pino|sonic-boom|prom-client/],
+  ['tokens/', /\/dist\/tokens\//],
+  ['http/node/ (the fast path)', /\/dist\/http\/node\//],
+  ['http/fastify/ and Fastify', /\/dist\/http\/fastify\/|node_modules\/(fastify|find-my-way|avvio|@fastify|toad-cache|fast-querystring)/],
+  ['http/ (create pipeline, headers, request id)', /\/dist\/http\/|node:internal\/crypto/],
+  ['app.ts, config, errors', /\/dist\/[a-z-]+\.js/],
+  ["the floor's own handler", /baseline-server/],
   ['node:http, net, streams, events, timers', /^node:/],
 ];
 

@@ -7,7 +7,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import apiReference from '@scalar/fastify-api-reference';
 import Fastify from 'fastify';
-import { DOCS_ASSETS, DOCS_PATH, PAGE_FILE, SCRIPT_FILE, scalarOptions } from '../dist/http/routes/docs-routes.js';
+import { DOCS_ASSETS, DOCS_PATH, PAGE_FILE, SCRIPT_FILE, scalarOptions } from '../dist/http/fastify/docs-routes.js';
 
 // Where the plugin serves its page and its script under its route prefix.
 const served = { [PAGE_FILE]: `${DOCS_PATH}/`, [SCRIPT_FILE]: `${DOCS_PATH}/js/scalar.js` };

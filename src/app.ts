@@ -1,26 +1,25 @@
-import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { ServeConfig } from './config.js';
 import { ServiceError } from './errors.js';
-import { createLogger } from './observability/logger.js';
 import { AuthFailureLimiter } from './http/auth-failure-limiter.js';
-import { clientErrorHandler } from './http/node/client-error-handler.js';
-import { recordCompletion, onRequestCompleted } from './observability/request-completed.js';
-import { requestId } from './http/request-id.js';
-import { requestLogger } from './observability/request-logger.js';
-import { metricsRoutes } from './http/fastify/metrics-route.js';
-import { Metrics } from './observability/metrics.js';
-import { SECURITY_HEADERS } from './http/answer-headers.js';
-import { errorHandler } from './http/error-answer.js';
-import { parseExactJson } from './contract/exact-json.js';
 import { clientAddress } from './http/client-address.js';
-import { httpServer } from './http/node/http-server.js';
-import { type DirectRoute, directCreateRoute } from './http/node/direct-create.js';
-import { plantsRoutes } from './http/fastify/plants-route.js';
-import { GroupCommit } from './plants/group-commit.js';
-import { systemRoutes } from './http/fastify/system-routes.js';
+import { CreatePipeline } from './http/create-pipeline.js';
 import { docsRoutes } from './http/fastify/docs-routes.js';
+import { errorHandler } from './http/fastify/error-handler.js';
+import { addGlobalHooks } from './http/fastify/global-hooks.js';
+import { metricsRoute } from './http/fastify/metrics-route.js';
+import { plantsRoute } from './http/fastify/plants-route.js';
+import { systemRoutes } from './http/fastify/system-routes.js';
+import { clientErrorHandler } from './http/node/client-error-handler.js';
+import { directCreate } from './http/node/direct-create.js';
+import { httpServer } from './http/node/http-server.js';
+import { requestId } from './http/request-id.js';
+import { createLogger } from './observability/logger.js';
+import { Metrics } from './observability/metrics.js';
+import { recordCompletion } from './observability/request-completed.js';
+import { requestLogger } from './observability/request-logger.js';
+import { GroupCommit } from './plants/group-commit.js';
 import type { Store } from './store/store.js';
 import { createTokenVerifier, type TokenSettings } from './tokens/create-token-verifier.js';
 import type { TokenVerifier } from './tokens/token-verifier.js';
@@ -65,14 +64,38 @@ export const CONNECTIONS_CHECK_INTERVAL_MS = 1000;
  * is what token expiry and the token cache are judged by: tests move it.
  */
 export function buildApp(config: AppConfig, store: Store, clock: { now?: () => number } = {}): FastifyInstance {
+  // What the routes need is made first, so that both adapters get it whole.
+  const logger = createLogger(config.logLevel);
+  const metrics = new Metrics();
+  const writer = new GroupCommit(store, {
+    maxBatch: config.writeBatchMax,
+    maxQueue: config.writeQueueMax,
+    concurrency: store.writeConcurrency,
+    onCommit: (batchSize, seconds) => {
+      metrics.commitBatchSize.observe(batchSize);
+      metrics.commitDuration.observe(seconds);
+    },
+  });
+  const verifier = createTokenVerifier(config, store, logger, clock);
+  const limiter = new AuthFailureLimiter({ limit: config.authFailureLimit, windowMs: config.authFailureWindowMs });
+  const pipeline = new CreatePipeline({ writer, verifier, limiter, metrics });
+  const record = recordCompletion(logger, metrics);
+  const direct = directCreate({
+    pipeline,
+    record,
+    logger: logger as FastifyBaseLogger,
+    clientAddress: clientAddress(config.trustProxy),
+    bodyLimit: config.bodyLimit,
+  });
+
   const app = Fastify({
-    loggerInstance: createLogger(config.logLevel) as FastifyBaseLogger,
+    loggerInstance: logger as FastifyBaseLogger,
     // The access log writes one line per request in place of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     // A request's own logger is made only when the request logs more than its access line.
     childLoggerFactory: requestLogger,
     bodyLimit: config.bodyLimit,
-    // The server tries the direct routes before Fastify's own (see direct-create-route.ts).
+    // The node:http adapter takes the creates it can serve before Fastify sees them.
     serverFactory: (fastifyHandler, options) => httpServer(options, (request, response) => direct(request, response) || fastifyHandler(request, response)),
     clientErrorHandler,
     genReqId: requestId,
@@ -92,67 +115,24 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
     requestTimeout: config.requestTimeoutMs,
   });
   app.server.maxConnections = config.maxConnections;
-  // Until the routes exist, every request is Fastify's.
-  let direct: DirectRoute = () => false;
-
-  const metrics = new Metrics();
   app.decorate('metricsRegistry', metrics.registry);
+  app.decorate('groupCommit', writer);
+  app.decorate('stopping', false);
+  app.decorate('tokenVerifier', verifier);
   app.decorateRequest('caller', null);
-  const record = recordCompletion(app.log as unknown as Logger, metrics);
-  onRequestCompleted(app, record);
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.headers(SECURITY_HEADERS);
-    reply.header('x-request-id', request.id);
-    done();
-  });
+  app.addHook('onClose', () => writer.drain());
+  addGlobalHooks(app, record);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(async (request) => {
     throw new ServiceError('NOT_FOUND', { detail: `${request.method} ${request.url.split('?')[0]}` });
   });
-
-  // Only JSON is accepted, parsed so that int64 ids keep every digit.
+  // Only JSON is accepted, and kept as text: the create pipeline parses it so that int64 ids keep every digit.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    try {
-      done(null, parseExactJson(body as string));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
-  });
-
-  const writer = new GroupCommit(store, {
-    maxBatch: config.writeBatchMax,
-    maxQueue: config.writeQueueMax,
-    concurrency: store.writeConcurrency,
-    onCommit: (batchSize, seconds) => {
-      metrics.commitBatchSize.observe(batchSize);
-      metrics.commitDuration.observe(seconds);
-    },
-  });
-  app.decorate('groupCommit', writer);
-  app.decorate('stopping', false);
-  app.addHook('onClose', () => writer.drain());
-
-  const verifier = createTokenVerifier(config, store, app.log, clock);
-  app.decorate('tokenVerifier', verifier);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
   systemRoutes(app, { store, stopping: () => app.stopping });
-  metricsRoutes(app, { metrics, metricsToken: config.metricsToken });
+  metricsRoute(app, { metrics, metricsToken: config.metricsToken });
   if (config.docs) docsRoutes(app);
-  plantsRoutes(app, {
-    writer,
-    verifier,
-    limiter: new AuthFailureLimiter({ limit: config.authFailureLimit, windowMs: config.authFailureWindowMs }),
-    metrics,
-  });
-  direct = directCreateRoute({
-    writer,
-    verifier,
-    metrics,
-    record,
-    logger: app.log,
-    clientAddress: clientAddress(config.trustProxy),
-    bodyLimit: config.bodyLimit,
-  });
+  plantsRoute(app, pipeline);
   return app;
 }

@@ -1,28 +1,32 @@
-import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { serializeError } from '../contract/plant-codecs.js';
 import { ServiceError } from '../errors.js';
 
-/**
- * The one place where errors become answers: every error, ours or Fastify's,
- * is turned into a catalogue entry and answered with the spec's Error body.
- * The detail of a 5xx goes to the log under the request id, never to the client.
- */
-export function errorHandler(error: FastifyError | ServiceError, request: FastifyRequest, reply: FastifyReply): void {
-  const answer = toServiceError(error);
-  logErrorAnswer(request.log, error, answer);
-  if (answer.code === 'BODY_TOO_LARGE') {
-    // The rest of the body is not read; the connection cannot be reused.
-    reply.header('connection', 'close');
-  }
-  void reply.code(answer.status).headers(answer.headers).send(answer.toBody());
+/** What an answer's writer needs of a request's logger: Fastify's `request.log` and pino's loggers fit. */
+export interface RequestLog {
+  error(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  info(fields: object, message: string): void;
 }
 
-/** What an operator needs of an error answer, under the request's id: the cause of a 5xx, the code of the rest. */
-export function logErrorAnswer(log: Pick<FastifyBaseLogger, 'error' | 'info'>, error: unknown, answer: ServiceError): void {
-  if (answer.status >= 500) {
-    log.error({ err: error, code: answer.code }, answer.message);
-  } else {
-    log.info({ code: answer.code }, answer.message);
-  }
+/** An error answer, ready for an adapter to write: its status, its Error body as JSON, and its own headers. */
+export interface ErrorAnswer {
+  readonly code: ServiceError['code'];
+  readonly status: number;
+  readonly body: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/**
+ * The one place where errors become answers: every error, ours or the
+ * framework's, becomes a catalogue entry, answered with the spec's Error
+ * body. The detail of a 5xx goes to the log under the request id, never to
+ * the client.
+ */
+export function errorAnswer(error: unknown, log: RequestLog): ErrorAnswer {
+  const answer = toServiceError(error as Error);
+  if (answer.status >= 500) log.error({ err: error, code: answer.code }, answer.message);
+  else log.info({ code: answer.code }, answer.message);
+  return { code: answer.code, status: answer.status, body: serializeError(answer.toBody()), headers: answer.headers };
 }
 
 /** A body that fails the NewPlant schema: 400, naming the first field at fault. */
@@ -30,10 +34,17 @@ export function invalidPlant(errors: readonly ValidationError[]): ServiceError {
   return new ServiceError('INVALID_PLANT', { detail: describeValidationError(errors[0]!) });
 }
 
-/** Any error as its catalogue entry: ours as they are, Fastify's own codes (fastify/lib/errors.js) mapped. */
-export function toServiceError(error: FastifyError | ServiceError | Error): ServiceError {
+/** The fields of Fastify's errors that say which they are (fastify/lib/errors.js). */
+interface FrameworkError extends Error {
+  code?: string;
+  statusCode?: number;
+  validation?: readonly ValidationError[];
+}
+
+/** Any error as its catalogue entry: ours as they are, Fastify's own codes mapped. */
+export function toServiceError(error: Error): ServiceError {
   if (error instanceof ServiceError) return error;
-  const { validation, code, statusCode } = error as Partial<FastifyError>;
+  const { validation, code, statusCode } = error as FrameworkError;
   if (validation !== undefined && validation.length > 0) return invalidPlant(validation);
   switch (code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':

@@ -1,20 +1,8 @@
-import type { onRequestHookHandler } from 'fastify';
-import { ServiceError } from '../errors.js';
-
 /**
- * An onRequest hook, after authentication: the body must be
- * `application/json`, and if a charset is named it must be UTF-8 (RFC 8259,
- * section 8.1). Checked before the body is read. It was a preParsing hook;
- * the headers are all it reads, and in onRequest it spares every request
- * Fastify's preParsing phase (a hook runner and its closures).
+ * What is wrong with a request's Content-Type for a JSON body, or undefined
+ * when nothing is: it must be `application/json`, and if a charset is named
+ * it must be UTF-8 (RFC 8259, section 8.1).
  */
-export const requireJsonMediaType: onRequestHookHandler = (request, _reply, done) => {
-  const problem = mediaTypeProblem(request.headers['content-type']);
-  if (problem === undefined) done();
-  else done(new ServiceError('UNSUPPORTED_MEDIA_TYPE', { detail: problem }));
-};
-
-/** What is wrong with a request's Content-Type for a JSON body, or undefined when nothing is. */
 export function mediaTypeProblem(header: string | undefined): string | undefined {
   if (header === 'application/json') return undefined;
   if (header === undefined) return 'the request has no Content-Type';

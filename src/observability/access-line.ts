@@ -1,9 +1,7 @@
 import type { ByteLines } from './logger.js';
+import { INFO } from './pino-internals.js';
 import type { Caller } from '../tokens/token-verifier.js';
 import type { CompletedRequest } from './request-completed.js';
-
-/** pino's number for the info level, the access line's. */
-export const INFO = 30;
 
 /** The access line's fields, for pino to write (a terminal's pretty lines). */
 export function accessFields(request: CompletedRequest, status: number, seconds: number) {

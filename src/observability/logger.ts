@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { type Logger, pino, type LoggerOptions } from 'pino';
 import type PinoPretty from 'pino-pretty';
+import { loggerBindings, loggerStream } from './pino-internals.js';
 import type { LogLevel } from '../config.js';
 
 /**
@@ -152,7 +153,6 @@ function stdoutBlocks(): LineBlocks {
  * then the line goes through pino.
  */
 export function jsonLines(logger: Logger): { lines: ByteLines; bindings: string } | undefined {
-  const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym];
-  if (blocks === undefined || stream !== blocks) return undefined;
-  return { lines: blocks, bindings: (logger as unknown as Record<symbol, string>)[pino.symbols.chindingsSym] ?? '' };
+  if (blocks === undefined || loggerStream(logger) !== blocks) return undefined;
+  return { lines: blocks, bindings: loggerBindings(logger) };
 }

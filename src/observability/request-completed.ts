@@ -1,14 +1,14 @@
-import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { jsonLines } from './logger.js';
 import type { Metrics } from './metrics.js';
 import type { Caller } from '../tokens/token-verifier.js';
-import { accessFields, AccessLines, INFO } from './access-line.js';
+import { accessFields, AccessLines } from './access-line.js';
+import { INFO } from './pino-internals.js';
 
 /**
  * What the access line needs of an answered request, whichever way it was
  * served: a Fastify request has these fields, and so has a create served on
- * node:http directly (see direct-create-route.ts).
+ * node:http directly (http/node/direct-create.ts).
  */
 export interface CompletedRequest {
   /** The request id (request-id.ts): a well-formed one holds nothing that JSON would escape. */
@@ -43,12 +43,4 @@ export function recordCompletion(logger: Logger, metrics: Metrics): RecordComple
     }
     metrics.requests.series(route, request.method, status).observe(seconds);
   };
-}
-
-/** Records every request Fastify answers, in one onResponse hook. */
-export function onRequestCompleted(app: FastifyInstance, record: RecordCompletion): void {
-  app.addHook('onResponse', (request, reply, done) => {
-    record(request, request.routeOptions.url ?? 'unknown', reply.statusCode, reply.elapsedTime / 1000);
-    done();
-  });
 }

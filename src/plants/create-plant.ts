@@ -1,6 +1,6 @@
 import { ServiceError } from '../errors.js';
-import type { GroupCommit } from './group-commit.js';
 import { type NewPlant, type Plant, toPlant } from './plant.js';
+import type { PlantWriter } from './plant-writer.js';
 
 /** What creating a plant answers: the plant as stored, and whether it was new. */
 export type Created = { plant: Plant; outcome: 'created' | 'replayed' };
@@ -13,9 +13,9 @@ export type Created = { plant: Plant; outcome: 'created' | 'replayed' };
  * A plant that no store can keep is refused by a throw, before anything is
  * queued; every other outcome comes to `done`, once its transaction is over
  * (a conflict as a PLANT_CONFLICT error). A callback rather than a promise:
- * see GroupCommit.add.
+ * see PlantWriter.
  */
-export function createPlant(writer: GroupCommit, plant: NewPlant, done: (error: unknown, created?: Created) => void): void {
+export function createPlant(writer: PlantWriter, plant: NewPlant, done: (error: unknown, created?: Created) => void): void {
   checkStorableText('name', plant.name);
   if (plant.tag !== undefined) checkStorableText('tag', plant.tag);
   writer.add(plant, (error, result) => {

@@ -1,6 +1,6 @@
 import { ServiceError } from '../errors.js';
-import type { CreatePlantResult, Store } from '../store/store.js';
 import type { NewPlant } from './plant.js';
+import type { CreateCallback, CreatePlantResult, PlantBatchWriter, PlantWriter } from './plant-writer.js';
 
 export interface GroupCommitOptions {
   /** Most plants in one transaction. */
@@ -12,9 +12,6 @@ export interface GroupCommitOptions {
   /** Called after each commit, for metrics. */
   onCommit?: (batchSize: number, seconds: number) => void;
 }
-
-/** Called once with the plant's outcome, or with the error that failed its transaction. */
-export type CreateCallback = (error: unknown, result?: CreatePlantResult) => void;
 
 interface Waiting {
   plant: NewPlant;
@@ -31,8 +28,8 @@ interface Waiting {
  * there is no timer waiting for company, so a lone request sees no added wait.
  * The queue is bounded, so an overload is refused rather than held in memory.
  */
-export class GroupCommit {
-  readonly #store: Store;
+export class GroupCommit implements PlantWriter {
+  readonly #store: PlantBatchWriter;
   readonly #options: GroupCommitOptions;
   #queue: Waiting[] = [];
   #inFlight = 0;
@@ -41,7 +38,7 @@ export class GroupCommit {
   /** Called once nothing is queued or in flight (see `drain`). */
   #whenIdle: (() => void)[] = [];
 
-  constructor(store: Store, options: GroupCommitOptions) {
+  constructor(store: PlantBatchWriter, options: GroupCommitOptions) {
     this.#store = store;
     this.#options = options;
   }
@@ -50,12 +47,7 @@ export class GroupCommit {
     return new Promise((resolve, reject) => this.add(plant, (error, result) => (error === undefined ? resolve(result!) : reject(error))));
   }
 
-  /**
-   * `create` with a callback: what the write path uses, so that a request
-   * costs one queue entry and no promise (with its closures and microtask
-   * turns) between the transaction and its answer. `done` is called once,
-   * never before this returns: with OVERLOADED when the queue is full.
-   */
+  /** `create` with a callback (see PlantWriter): with OVERLOADED when the queue is full. */
   add(plant: NewPlant, done: CreateCallback): void {
     if (this.#queue.length >= this.#options.maxQueue) {
       const overloaded = new ServiceError('OVERLOADED', { detail: `${this.#queue.length} plants are waiting to be written` });

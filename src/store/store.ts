@@ -1,5 +1,8 @@
 import type { NewPlant } from '../plants/plant.js';
+import type { PlantBatchWriter } from '../plants/plant-writer.js';
 import type { WebhookStore } from './webhook-store.js';
+
+export { CREATED, type CreatePlantResult } from '../plants/plant-writer.js';
 
 /**
  * What the service needs from a database, in the domain's own words.
@@ -11,28 +14,9 @@ import type { WebhookStore } from './webhook-store.js';
  * `ServiceError('STORE_UNAVAILABLE')`; an id or name that is taken is a result,
  * not an error.
  */
-export interface Store {
-  /** How many `createPlants` transactions may run at once: 1 for a single-writer database. */
-  readonly writeConcurrency: number;
-
+export interface Store extends PlantBatchWriter {
   /** Webhook subscriptions and the outbox that `createPlants` writes into. */
   readonly webhooks: WebhookStore;
-
-  /**
-   * Stores each plant whose id is free, in order, in one transaction, and
-   * resolves one result per plant only once that transaction is durably
-   * committed (a crash after this resolves never loses a plant). The
-   * outcomes are those of creating the plants one after the other:
-   * - `created`: the plant was stored now;
-   * - `replayed`: the same plant (same name and tag) was already stored,
-   *   possibly earlier in this same batch;
-   * - `conflict`: another plant holds the id; `existing` is that plant and
-   *   nothing was changed for this one.
-   * Two calls, from this process or another, never both create one id.
-   * Every plant `created` gets one webhook message per active subscription
-   * in the same transaction; a replayed or conflicting one gets none.
-   */
-  createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]>;
 
   /** Up to `limit` plants with an id greater than `after` (all when absent), by ascending id. */
   listPlants(page: { after?: bigint; limit: number }): Promise<NewPlant[]>;
@@ -69,14 +53,6 @@ export interface Store {
   /** Closes the connection; pending writes are committed first. */
   close(): Promise<void>;
 }
-
-export type CreatePlantResult =
-  | { outcome: 'created' }
-  | { outcome: 'replayed' }
-  | { outcome: 'conflict'; existing: NewPlant };
-
-/** The outcome of every plant created: one object for all, as it holds nothing of its own. */
-export const CREATED: CreatePlantResult = Object.freeze({ outcome: 'created' });
 
 /** A token as stored: never the token itself, only its SHA-256 hash. */
 export interface TokenRecord {

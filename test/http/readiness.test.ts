@@ -6,7 +6,7 @@ import { freshPostgresDatabase, POSTGRES_SKIP_REASON, postgresReachable } from '
 import { startServer } from '../helpers/processes.js';
 import { until, within } from '../helpers/until.js';
 
-/** How long readiness waits for the store (src/http/routes/system-routes.ts). */
+/** How long readiness waits for the store (src/http/fastify/system-routes.ts). */
 const READY_TIMEOUT_MS = 1000;
 /** Timers may fire a millisecond early by the client's clock; a loaded machine may answer some 100 ms late. */
 const EARLY_MS = 10;

@@ -7,6 +7,7 @@ import { accessFields, AccessLines, putMilliseconds } from '../../src/observabil
 import type { CompletedRequest } from '../../src/observability/request-completed.js';
 import type { Caller } from '../../src/tokens/token-verifier.js';
 import { type ByteLines, loggerOptions } from '../../src/observability/logger.js';
+import { INFO, loggerBindings } from '../../src/observability/pino-internals.js';
 
 /** A logger with the service's settings, writing into `lines`, with the time fixed so that lines compare whole. */
 function pinoInto(lines: string[]) {
@@ -44,7 +45,6 @@ class Blocks implements ByteLines {
     return Buffer.concat([...this.#full, this.#block.subarray(0, this.end)]).toString('utf8');
   }
 }
-const bindings = (logger: pino.Logger) => (logger as unknown as Record<symbol, string>)[pino.symbols.chindingsSym]!;
 /** The time in a line AccessLines made, which reads the clock. */
 const withFixedTime = (line: string) => line.replace(/^\{"level":30,"time":\d+,/, `{"level":30,"time":${TIME},`);
 
@@ -72,7 +72,7 @@ test('the access line is the line pino writes for the same fields, request after
     fc.property(fc.array(request, { minLength: 1, maxLength: 30 }), (requests) => {
       const written: string[] = [];
       const logger = pinoInto(written);
-      const lines = new AccessLines(bindings(logger));
+      const lines = new AccessLines(loggerBindings(logger));
       const blocks = new Blocks();
       for (const { status, seconds, ...fields } of requests) {
         const completed: CompletedRequest = { ...fields, log: logger };
@@ -99,4 +99,8 @@ test('a duration is spelled as JSON spells the milliseconds rounded to the micro
     }),
     { numRuns: 20_000 },
   );
+});
+
+test("the access line's level is pino's number for info", () => {
+  assert.equal(INFO, pino.levels.values['info']);
 });

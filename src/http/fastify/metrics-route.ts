@@ -5,7 +5,7 @@ import type { Metrics } from '../../observability/metrics.js';
 import { allowOnly } from './method-not-allowed.js';
 
 /** GET /metrics in the Prometheus text format; guarded by a bearer token when METRICS_TOKEN is set. */
-export function metricsRoutes(app: FastifyInstance, deps: { metrics: Metrics; metricsToken: string | undefined }): void {
+export function metricsRoute(app: FastifyInstance, deps: { metrics: Metrics; metricsToken: string | undefined }): void {
   const expected = deps.metricsToken === undefined ? undefined : Buffer.from(`Bearer ${deps.metricsToken}`);
   app.get('/metrics', async (request, reply) => {
     if (expected !== undefined) {

@@ -1,7 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { type ErrorCode, ServiceError } from '../../errors.js';
-import { SECURITY_HEADERS } from '../answer-headers.js';
+import { serializeError } from '../../contract/plant-codecs.js';
+import { rawAnswerHead } from '../answer-headers.js';
 
 /**
  * Answers requests that never reach a route because HTTP itself failed
@@ -23,16 +24,10 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   if (failing.has(socket)) return;
   failing.add(socket);
   const answer = new ServiceError(clientErrorCode(error.code));
-  const body = JSON.stringify(answer.toBody());
-  const headers = [
-    `HTTP/1.1 ${answer.status} ${reasonPhrase(answer.status)}`,
-    'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    ...Object.entries(SECURITY_HEADERS).map(([name, value]) => `${name}: ${value}`),
-    'Connection: close',
-  ];
+  const body = serializeError(answer.toBody());
+  const head = rawAnswerHead(answer.status, reasonPhrase(answer.status), Buffer.byteLength(body));
   afterAnswersInFlight(socket, () => {
-    if (socket.writable) socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+    if (socket.writable) socket.end(head + body);
     else socket.destroy();
   });
 }

@@ -1,0 +1,166 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { parseExactJson } from '../contract/exact-json.js';
+import { serializePlant, validateNewPlant } from '../contract/plant-codecs.js';
+import { ServiceError } from '../errors.js';
+import type { Metrics } from '../observability/metrics.js';
+import { createPlant } from '../plants/create-plant.js';
+import type { NewPlant } from '../plants/plant.js';
+import type { PlantWriter } from '../plants/plant-writer.js';
+import type { Caller, TokenVerifier, Verification } from '../tokens/token-verifier.js';
+import type { ExtraHeaders } from './answer-headers.js';
+import type { AuthFailureLimiter } from './auth-failure-limiter.js';
+import { bearerToken } from './bearer-token.js';
+import { errorAnswer, invalidPlant, type RequestLog } from './error-answer.js';
+import { mediaTypeProblem } from './json-media-type.js';
+
+export interface CreatePipelineDeps {
+  writer: PlantWriter;
+  verifier: TokenVerifier;
+  limiter: AuthFailureLimiter;
+  metrics: Metrics;
+}
+
+/** A request that the pipeline answers: its logger, read only when a line is logged, and where its answer goes. */
+export interface PendingCreate {
+  readonly log: RequestLog;
+  /** Writes the answer: `body` is JSON, `headers` an error's own (Retry-After, WWW-Authenticate), or undefined. */
+  answer(status: number, body: string, headers: ExtraHeaders): void;
+}
+
+/**
+ * Called once with the refusal of a request's headers, if any, and who the
+ * request acts for once its token is accepted (a refused media type still
+ * names its caller in the access line).
+ */
+export type AdmitCallback = (refusal: ServiceError | undefined, caller?: Caller) => void;
+
+/**
+ * POST /plants from a request's headers to its answer, with no HTTP
+ * framework in it: the two adapters that serve the route (Fastify's and the
+ * node:http fast path) move bytes in and out and call these steps, so they
+ * cannot disagree on what is valid, who is let in or how an answer reads.
+ *
+ * The steps, in order: the bearer token (401, 403, 429, 503), the media
+ * type (415), then from the body's text the exact parse (400), validation
+ * against the contract's NewPlant (400), and the create (200, 409, 503).
+ */
+export class CreatePipeline {
+  readonly #deps: CreatePipelineDeps;
+
+  constructor(deps: CreatePipelineDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Who a request acts for when its headers settle everything but the body:
+   * a JSON media type and a token whose valid verdict is remembered. Else
+   * undefined, and the request takes the whole way through `admit`.
+   */
+  rememberedCaller(headers: IncomingHttpHeaders): Caller | undefined {
+    if (mediaTypeProblem(headers['content-type']) !== undefined) return undefined;
+    const token = bearerToken(headers.authorization);
+    if (token === undefined) return undefined;
+    const verdict = this.#deps.verifier.verifyRemembered(token);
+    return verdict !== undefined && verdict.valid ? verdict.caller : undefined;
+  }
+
+  /**
+   * The checks of a request's headers, before its body is read:
+   * authentication (RFC 6750), then the media type. `address` is the
+   * client's, for the failed-authentication limit. `done` is called at once
+   * when the token's verdict is remembered, so the common case costs no
+   * promise.
+   */
+  admit(headers: IncomingHttpHeaders, address: string, request: { readonly log: RequestLog }, done: AdmitCallback): void {
+    const token = bearerToken(headers.authorization);
+    if (token === undefined) {
+      this.#refuse(address, request, new ServiceError('MISSING_CREDENTIALS'), 'missing', done);
+      return;
+    }
+    const decide = (verification: Verification) => {
+      if (!verification.valid) {
+        this.#refuseToken(verification, address, request, done);
+        return;
+      }
+      const problem = mediaTypeProblem(headers['content-type']);
+      if (problem === undefined) done(undefined, verification.caller);
+      else done(new ServiceError('UNSUPPORTED_MEDIA_TYPE', { detail: problem }), verification.caller);
+    };
+    const remembered = this.#deps.verifier.verifyRemembered(token);
+    if (remembered !== undefined) decide(remembered);
+    else this.#deps.verifier.verify(token).then(decide, (error: unknown) => done(error as ServiceError));
+  }
+
+  /** The body's text to its answer: the exact parse, validation, then the create. */
+  create(text: string, request: PendingCreate): void {
+    let plant: unknown;
+    try {
+      plant = parseExactJson(text);
+    } catch (error) {
+      this.fail(request, error);
+      return;
+    }
+    if (!validateNewPlant(plant)) {
+      this.fail(request, invalidPlant(validateNewPlant.errors!));
+      return;
+    }
+    const metrics = this.#deps.metrics;
+    try {
+      createPlant(this.#deps.writer, plant as NewPlant, (error, created) => {
+        if (error === undefined) {
+          metrics.countCreate(created!.outcome);
+          request.answer(200, serializePlant(created!.plant), undefined);
+          return;
+        }
+        if (error instanceof ServiceError && error.code === 'PLANT_CONFLICT') metrics.countCreate('conflict');
+        this.fail(request, error);
+      });
+    } catch (error) {
+      // A plant that no store can keep is refused before anything is queued.
+      this.fail(request, error);
+    }
+  }
+
+  /** Answers `request` with any error as its catalogue entry, logged. */
+  fail(request: PendingCreate, error: unknown): void {
+    const answer = errorAnswer(error, request.log);
+    request.answer(answer.status, answer.body, answer.headers);
+  }
+
+  #refuseToken(verification: Verification & { valid: false }, address: string, request: { readonly log: RequestLog }, done: AdmitCallback): void {
+    const { metrics } = this.#deps;
+    const { reason } = verification;
+    if (verification.reason === 'jwt_unavailable') {
+      // The token may be fine: the client is not at fault, and its address is not counted towards 429.
+      metrics.authFailures.inc({ reason });
+      request.log.warn({ reason, problem: verification.detail }, 'bearer token could not be checked');
+      done(new ServiceError('IDP_UNAVAILABLE', { headers: { 'retry-after': String(verification.retryAfterSeconds) } }));
+      return;
+    }
+    const { caller } = verification;
+    request.log.info({ reason, sub: caller?.subject, iss: caller?.issuer }, 'bearer token refused');
+    if (verification.reason === 'jwt_scope') {
+      // Authentic but not allowed: not a failed authentication, so not counted towards 429 either.
+      metrics.authFailures.inc({ reason });
+      const challenge = `Bearer realm="plantstore", error="insufficient_scope", scope="${verification.scope}"`;
+      done(new ServiceError('INSUFFICIENT_SCOPE', { detail: verification.scope, headers: { 'www-authenticate': challenge } }));
+      return;
+    }
+    const detail = verification.detail === undefined ? {} : { detail: verification.detail };
+    this.#refuse(address, request, new ServiceError('INVALID_TOKEN', detail), reason, done);
+  }
+
+  /** A failed authentication: 401, or 429 once the address has failed too often. */
+  #refuse(address: string, request: { readonly log: RequestLog }, error: ServiceError, reason: string, done: AdmitCallback): void {
+    const { limiter, metrics } = this.#deps;
+    const waitSeconds = limiter.recordFailure(address);
+    if (waitSeconds === undefined) {
+      metrics.authFailures.inc({ reason });
+      done(error);
+      return;
+    }
+    metrics.authFailures.inc({ reason: 'rate_limited' });
+    request.log.warn({ ip: address }, 'too many failed authentications from this address');
+    done(new ServiceError('TOO_MANY_AUTH_FAILURES', { headers: { 'retry-after': String(waitSeconds) } }));
+  }
+}
