@@ -83,7 +83,7 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
   const direct = directCreate({
     pipeline,
     record,
-    logger: logger as FastifyBaseLogger,
+    logger,
     clientAddress: clientAddress(config.trustProxy),
     bodyLimit: config.bodyLimit,
   });

@@ -1,6 +1,13 @@
 // Ajv comes with @fastify/ajv-compiler, which calls this plugin with its own instance (plant-codecs.ts).
 import type { Ajv } from 'ajv';
-import { INT64_MAX, INT64_MIN, isInt64 } from '../plants/plant.js';
+
+/** The contract's `format: int64`: a signed 64-bit integer. */
+export const INT64_MIN = -(2n ** 63n);
+export const INT64_MAX = 2n ** 63n - 1n;
+
+export function isInt64(value: unknown): value is bigint {
+  return typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX;
+}
 
 /**
  * The Ajv keyword `int64`: the value is an integer in the signed 64-bit range,

@@ -1,6 +1,6 @@
 import AjvCompiler from '@fastify/ajv-compiler';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
-import type { Plant } from '../plants/plant.js';
+import type { components } from './generated/openapi.js';
 import type { ErrorBody } from '../errors.js';
 import { componentSchema, exactInt64Schema } from './openapi-document.js';
 import { addInt64Keyword } from './int64-keyword.js';
@@ -33,7 +33,7 @@ export const validateNewPlant = compileValidator({ schema: newPlantSchema, ...RO
 const compileSerializer = SerializerSelector()({}, {});
 
 /** Writes a 200 answer's Plant, as the contract's Plant schema says. */
-export const serializePlant = compileSerializer({ schema: componentSchema('Plant'), ...ROUTE, httpStatus: '200' }) as (plant: Plant) => string;
+export const serializePlant = compileSerializer({ schema: componentSchema('Plant'), ...ROUTE, httpStatus: '200' }) as (plant: components['schemas']['Plant']) => string;
 
 /** Writes an Error body, as the contract's Error schema says. */
 export const serializeError = compileSerializer({ schema: componentSchema('Error'), ...ROUTE, httpStatus: '4xx' }) as (error: ErrorBody) => string;

@@ -1,7 +1,23 @@
 import type { ByteLines } from './logger.js';
 import { INFO } from './pino-internals.js';
 import type { Caller } from '../tokens/token-verifier.js';
-import type { CompletedRequest } from './request-completed.js';
+
+/**
+ * What the access line needs of an answered request, whichever way it was
+ * served: a Fastify request has these fields, and so has a create served on
+ * node:http directly (http/node/direct-create.ts).
+ */
+export interface CompletedRequest {
+  /** The request id (request-id.ts): a well-formed one holds nothing that JSON would escape. */
+  readonly id: string;
+  readonly method: string;
+  readonly url: string;
+  /** The client's address: the peer, or behind TRUST_PROXY the one X-Forwarded-For gives. */
+  readonly ip: string | undefined;
+  readonly caller: Caller | null;
+  /** The request's own logger, for the access line when lines are not JSON on stdout (a terminal's pretty lines). */
+  readonly log: { info(fields: object, message: string): void };
+}
 
 /** The access line's fields, for pino to write (a terminal's pretty lines). */
 export function accessFields(request: CompletedRequest, status: number, seconds: number) {

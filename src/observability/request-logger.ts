@@ -5,9 +5,9 @@ import type { Bindings, ChildLoggerOptions, LogFn } from 'pino';
  * A request's logger (`request.log`), with its request id bound, made only
  * when the request logs something. Fastify makes a pino child per request;
  * most requests log nothing but their access line, which is written without
- * a logger (see request-completed.ts), so that child and its bindings were
- * per-request work for nothing. A line logged here is the child's, the same
- * as before: same level, same bindings, same destination.
+ * a logger (see request-completed.ts), so a child made for every request
+ * would be work for nothing. A line logged here is the child's: same level,
+ * same bindings, same destination.
  */
 class RequestLogger implements FastifyBaseLogger {
   readonly #parent: FastifyBaseLogger;

@@ -12,13 +12,6 @@ export type Plant = Schemas['Plant'];
  */
 export type NewPlant = Omit<Schemas['NewPlant'], 'id'> & { id: bigint };
 
-export const INT64_MIN = -(2n ** 63n);
-export const INT64_MAX = 2n ** 63n - 1n;
-
-export function isInt64(value: unknown): value is bigint {
-  return typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX;
-}
-
 /** Two plants with one id are the same plant when name and tag are equal. */
 export function samePlant(a: Plant, b: Plant): boolean {
   return a.name === b.name && a.tag === b.tag;

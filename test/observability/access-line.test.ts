@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import { accessFields, AccessLines, putMilliseconds } from '../../src/observability/access-line.js';
-import type { CompletedRequest } from '../../src/observability/request-completed.js';
+import type { CompletedRequest } from '../../src/observability/access-line.js';
 import type { Caller } from '../../src/tokens/token-verifier.js';
 import { type ByteLines, loggerOptions } from '../../src/observability/logger.js';
 import { INFO, loggerBindings } from '../../src/observability/pino-internals.js';

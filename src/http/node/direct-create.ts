@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { FastifyBaseLogger } from 'fastify';
-import type { CompletedRequest, RecordCompletion } from '../../observability/request-completed.js';
+import type { Logger } from 'pino';
+import type { CompletedRequest } from '../../observability/access-line.js';
+import type { RecordCompletion } from '../../observability/request-completed.js';
 import type { Caller } from '../../tokens/token-verifier.js';
 import { answerHeaderList, type ExtraHeaders } from '../answer-headers.js';
 import type { CreatePipeline, PendingCreate } from '../create-pipeline.js';
@@ -14,7 +15,7 @@ export interface DirectCreateDeps {
   pipeline: CreatePipeline;
   record: RecordCompletion;
   /** The app's logger; a request's own is made from it only when the request logs a line. */
-  logger: FastifyBaseLogger;
+  logger: Logger;
   clientAddress: (request: IncomingMessage) => string | undefined;
   bodyLimit: number;
 }
@@ -70,7 +71,7 @@ class DirectCreate implements CompletedRequest, PendingCreate {
   readonly #request: IncomingMessage;
   readonly #response: ServerResponse;
   readonly #start = performance.now();
-  #log: FastifyBaseLogger | undefined;
+  #log: Logger | undefined;
 
   constructor(deps: DirectCreateDeps, request: IncomingMessage, response: ServerResponse, caller: Caller) {
     this.#deps = deps;
@@ -85,7 +86,7 @@ class DirectCreate implements CompletedRequest, PendingCreate {
   }
 
   /** The request's logger, with its id bound as on every line the request causes; made when first used. */
-  get log(): FastifyBaseLogger {
+  get log(): Logger {
     return (this.#log ??= this.#deps.logger.child({ reqId: this.id }));
   }
 
