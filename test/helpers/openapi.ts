@@ -6,7 +6,7 @@ import { parse } from 'yaml';
 
 /**
  * The OpenAPI document as the repository holds it. Read independently of the
- * server's own loader (src/http/contract.ts): the suites check the server against the file.
+ * server's own loader (src/contract/openapi-document.ts): the suites check the server against the file.
  * Untyped (`any`), so that the suites can walk it freely.
  */
 export const openApiFile = parse(readFileSync(new URL('../../openapi/plantstore.yaml', import.meta.url), 'utf8'));
