@@ -16,9 +16,21 @@ const anchor = (heading: string) =>
     .replaceAll(' ', '-');
 const anchorsOf = (page: string) => new Set([...text(page).matchAll(/^#+ (.+)$/gm)].map(([, heading]) => anchor(heading!)));
 
-test('the README is a front door of at most 16,000 characters', () => {
+test('the README is a front door of at most 8,000 characters', () => {
   const length = [...text('README.md')].length;
-  assert.ok(length <= 16_000, `${length} characters`);
+  assert.ok(length <= 8_000, `${length} characters`);
+});
+
+test('the pages of docs/ hold at most 70,000 characters in all, and none more than 20,000', () => {
+  const lengths = pages.filter((page) => page.startsWith('docs/')).map((page) => [page, [...text(page)].length] as const);
+  for (const [page, length] of lengths) assert.ok(length <= 20_000, `${page}: ${length} characters`);
+  const total = lengths.reduce((sum, [, length]) => sum + length, 0);
+  assert.ok(total <= 70_000, `${total} characters in all`);
+});
+
+test('the performance page holds at most 15,000 characters', () => {
+  const length = [...text('docs/performance.md')].length;
+  assert.ok(length <= 15_000, `${length} characters`);
 });
 
 test('every page of docs/ opens, after its title, with who it is for', () => {
