@@ -32,7 +32,7 @@ const DASH = 0x2d;
  * randomUUID returns its 36 characters as a chain of small strings joined
  * together, which node:http's header check then copies into one string
  * again on every answer; written into a buffer and read out once, the id is
- * one string from the start (docs/performance.md).
+ * one string from the start (bench/results/2026-11-24-sqlite-access-line-bytes-measurements.md).
  */
 export function randomRequestId(): string {
   if (nextId === IDS_PER_FILL) {
