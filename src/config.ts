@@ -466,13 +466,16 @@ export function loadSettings<N extends SettingName>(names: readonly N[], { env, 
   return Object.freeze(config);
 }
 
-/** The lines `--help` prints for these settings. */
+/**
+ * The lines `--help` prints for these settings: flag, variable and meaning
+ * with the default, in columns as wide as the longest flag and variable.
+ */
 export function describeSettings(names: readonly SettingName[]): string {
-  return names
-    .map((name) => {
-      const setting: Setting<unknown> = settings[name];
-      return `  --${flagOf(setting).padEnd(20)} ${setting.env.padEnd(20)} ${setting.help} (default: ${shownDefault(name)})`;
-    })
+  const rows = names.map((name) => ({ name, flag: `--${flagOf(settings[name])}`, env: settings[name].env }));
+  const flagWidth = Math.max(...rows.map((row) => row.flag.length));
+  const envWidth = Math.max(...rows.map((row) => row.env.length));
+  return rows
+    .map(({ name, flag, env }) => `  ${flag.padEnd(flagWidth)} ${env.padEnd(envWidth)} ${settings[name].help} (default: ${shownDefault(name)})`)
     .join('\n');
 }
 
