@@ -74,3 +74,19 @@ test('SIGTERM and SIGINT stop the server, which exits 0 and keeps what it acknow
   const exported = await runCli(['plants', 'export'], env);
   assert.equal(exported.stdout, '{"id":1,"name":"kept"}\n{"id":2,"name":"kept"}\n');
 });
+
+test('--help lines its settings up in columns as wide as the longest flag and variable listed', async () => {
+  for (const command of [['serve'], ['config'], ['token', 'list']]) {
+    const help = await runCli([...command, '--help']);
+    assert.equal(help.code, 0, command.join(' '));
+    const rows = [...help.stdout.matchAll(/^ {2}(--[a-z-]+) +([A-Z_]+) +\S/gm)];
+    assert.ok(rows.length >= 2, `${command.join(' ')} --help lists settings`);
+    const flagWidth = Math.max(...rows.map(([, flag]) => flag!.length));
+    const envWidth = Math.max(...rows.map(([, , env]) => env!.length));
+    for (const [line, flag, env] of rows) {
+      const where = `${command.join(' ')} --help, ${flag}`;
+      assert.equal(line.indexOf(` ${env} `), 2 + flagWidth, `${where}: the variable's column`);
+      assert.equal(line.length - 1, 2 + flagWidth + 1 + envWidth + 1, `${where}: the meaning's column`);
+    }
+  }
+});

@@ -1,0 +1,68 @@
+import type { SettingName, SettingValue } from './settings.js';
+
+/*
+ * Which settings each command reads, in the order `--help` and
+ * `plantstore config` list them, and the types of what it reads: a config
+ * type has a field for each setting of its group, of the setting's value type.
+ */
+
+/** The settings of JWT access tokens; each but JWT_ISSUER means something only with it. */
+export const JWT_SETTINGS = [
+  'jwtIssuer',
+  'jwtAudience',
+  'jwtJwksUrl',
+  'jwtJwksFile',
+  'jwtScope',
+  'jwtClockSkewS',
+  'jwtJwksCooldownMs',
+  'jwtJwksMaxAgeMs',
+] as const satisfies readonly SettingName[];
+
+/** The settings of webhook delivery. */
+export const WEBHOOK_SETTINGS = [
+  'webhookTimeoutMs',
+  'webhookRetryMinMs',
+  'webhookRetryMaxMs',
+  'webhookRetryForMs',
+  'webhookConcurrency',
+  'webhookRetentionMs',
+  'webhookPollMs',
+] as const satisfies readonly SettingName[];
+
+/** What `plantstore serve` reads, and `plantstore config` shows. */
+export const SERVE_SETTINGS = [
+  'host',
+  'port',
+  'database',
+  'databasePoolSize',
+  'workers',
+  'logLevel',
+  'bodyLimit',
+  'tokenCacheTtlMs',
+  'writeBatchMax',
+  'writeQueueMax',
+  'headersTimeoutMs',
+  'requestTimeoutMs',
+  'maxConnections',
+  'shutdownGraceMs',
+  'shutdownDelayMs',
+  'trustProxy',
+  'authFailureLimit',
+  'authFailureWindowMs',
+  'metricsToken',
+  ...JWT_SETTINGS,
+  ...WEBHOOK_SETTINGS,
+  'docs',
+] as const satisfies readonly SettingName[];
+
+/** What the commands that open the store read. */
+export const STORE_SETTINGS = ['database', 'databasePoolSize'] as const satisfies readonly SettingName[];
+
+export type ServeSettingName = (typeof SERVE_SETTINGS)[number];
+export type StoreSettingName = (typeof STORE_SETTINGS)[number];
+
+/** Settings as read for these names: one field a setting, of its value type. */
+export type SettingValues<N extends SettingName> = { readonly [K in N]: SettingValue<K> };
+
+export type ServeConfig = SettingValues<ServeSettingName>;
+export type StoreConfig = SettingValues<StoreSettingName>;
