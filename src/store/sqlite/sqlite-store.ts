@@ -7,7 +7,7 @@ import { type CreatePlantResult, type NewTokenRecord, type Store, type StoredTok
 import { sqliteDriver } from './driver.js';
 import { translateError, translateErrors } from './errors.js';
 import { migrate } from './migrations.js';
-import { type PlantRow, plantWriter, toNewPlant } from './plant-writes.js';
+import { type PlantRow, plantWriter, toNewPlant } from './plant-batch.js';
 import { SqliteWebhookStore } from './webhook-store.js';
 
 /** How long a statement waits for a lock another process holds (the command line writes the same file), and how long a new file's switch to WAL is tried again. */

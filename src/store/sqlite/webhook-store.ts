@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { ClaimedMessage, NewSubscription, Settlement, Subscription, SubscriptionSummary, WebhookStore } from '../webhook-store.js';
-import { decodePlantIds, type PlantRow, toNewPlant } from './plant-writes.js';
+import { decodePlantIds, type PlantRow, toNewPlant } from './plant-batch.js';
 
 interface SubscriptionRow {
   id: number;
