@@ -14,45 +14,59 @@ export function toNewPlant(row: PlantRow): NewPlant {
 
 /**
  * The write of a batch of plants on one connection: one IMMEDIATE
- * transaction, so one commit and one fsync for the whole batch, with the
- * outcome of each plant as if they had been created one after the other.
- * The plants created get their webhook messages in the same transaction (the
- * outbox): one webhook_batches row per active subscription, holding the ids
- * of every plant the batch created, so a subscription costs a batch one row
- * rather than a plant one. `onMessages` is told after the commit.
+ * transaction, so one commit and one fsync for the whole batch. The plants
+ * are inserted one after the other, so the first plant of each id inserts it
+ * unless the id is taken, a later one finds it held, and each outcome is the
+ * one of creating the plants in turn. The plants created get their webhook
+ * messages in the same transaction (the outbox): one webhook_batches row per
+ * active subscription, holding the ids of every plant the batch created, so a
+ * subscription costs a batch one row rather than a plant one. `onMessages` is
+ * told after the commit.
  */
-export function plantWriter(db: Database.Database, onMessages: () => void): (plants: readonly NewPlant[]) => CreatePlantResult[] {
-  const insert = db.prepare('INSERT INTO plants (id, name, tag, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING');
-  const find = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true);
-  // One read of a small table a batch; without subscriptions that is all the outbox costs.
-  const subscriptions = db.prepare('SELECT id FROM webhook_subscriptions WHERE removed_at IS NULL').pluck();
-  const insertMessages = db.prepare('INSERT INTO webhook_batches (subscription_id, created_at, plants, plant_ids) VALUES (?, ?, ?, ?)');
-  let wroteMessages = false;
-  const write = db.transaction((plants: readonly NewPlant[]) => {
+export class SqlitePlantBatch {
+  readonly #statements;
+  readonly #transaction: Database.Transaction<(plants: readonly NewPlant[]) => CreatePlantResult[]>;
+  readonly #onMessages: () => void;
+  #wroteMessages = false;
+
+  constructor(db: Database.Database, onMessages: () => void) {
+    this.#statements = {
+      insert: db.prepare('INSERT INTO plants (id, name, tag, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING'),
+      find: db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true),
+      // One read of a small table a batch; without subscriptions that is all the outbox costs.
+      subscriptions: db.prepare('SELECT id FROM webhook_subscriptions WHERE removed_at IS NULL').pluck(),
+      insertMessages: db.prepare('INSERT INTO webhook_batches (subscription_id, created_at, plants, plant_ids) VALUES (?, ?, ?, ?)'),
+    };
+    this.#transaction = db.transaction((plants: readonly NewPlant[]) => this.#insert(plants));
+    this.#onMessages = onMessages;
+  }
+
+  write(plants: readonly NewPlant[]): CreatePlantResult[] {
+    const results = this.#transaction.immediate(plants);
+    if (this.#wroteMessages) this.#onMessages();
+    return results;
+  }
+
+  #insert(plants: readonly NewPlant[]): CreatePlantResult[] {
     const now = Date.now();
     const created: bigint[] = [];
     const results = plants.map((plant): CreatePlantResult => {
-      if (insert.run(plant.id, plant.name, plant.tag ?? null, now).changes === 1) {
+      if (this.#statements.insert.run(plant.id, plant.name, plant.tag ?? null, now).changes === 1) {
         created.push(plant.id);
         return CREATED;
       }
       // Plants are never changed or deleted, so the row that holds the id is the one to compare with.
-      const existing = toNewPlant(find.get(plant.id) as PlantRow);
+      const existing = toNewPlant(this.#statements.find.get(plant.id) as PlantRow);
       return samePlant(existing, plant) ? { outcome: 'replayed' } : { outcome: 'conflict', existing };
     });
-    const subscribers = created.length === 0 ? [] : (subscriptions.all() as number[]);
+    const subscribers = created.length === 0 ? [] : (this.#statements.subscriptions.all() as number[]);
     if (subscribers.length > 0) {
       const ids = encodePlantIds(created);
-      for (const subscriptionId of subscribers) insertMessages.run(subscriptionId, now, created.length, ids);
+      for (const subscriptionId of subscribers) this.#statements.insertMessages.run(subscriptionId, now, created.length, ids);
     }
-    wroteMessages = subscribers.length > 0;
+    this.#wroteMessages = subscribers.length > 0;
     return results;
-  });
-  return (plants) => {
-    const results = write.immediate(plants);
-    if (wroteMessages) onMessages();
-    return results;
-  };
+  }
 }
 
 /** The ids of a webhook_batches row: 8 bytes each, little-endian, in the order the plants were created. */

@@ -7,7 +7,7 @@ import { type CreatePlantResult, type NewTokenRecord, type Store, type StoredTok
 import { sqliteDriver } from './driver.js';
 import { translateError, translateErrors } from './errors.js';
 import { migrate } from './migrations.js';
-import { type PlantRow, plantWriter, toNewPlant } from './plant-batch.js';
+import { type PlantRow, SqlitePlantBatch, toNewPlant } from './plant-batch.js';
 import { SqliteWebhookStore } from './webhook-store.js';
 
 /** How long a statement waits for a lock another process holds (the command line writes the same file), and how long a new file's switch to WAL is tried again. */
@@ -40,7 +40,7 @@ export class SqliteStore implements Store {
   /** SQLite has one writer at a time; batches, not parallel transactions, make it fast. */
   readonly writeConcurrency = 1;
   readonly #db: Database.Database;
-  readonly #writePlants: (plants: readonly NewPlant[]) => CreatePlantResult[];
+  readonly #plantBatch: SqlitePlantBatch;
   readonly #statements;
   readonly #outbox: Database.Database;
   readonly webhooks: WebhookStore;
@@ -50,7 +50,7 @@ export class SqliteStore implements Store {
     this.#outbox = outbox;
     const webhooks = new SqliteWebhookStore(outbox);
     this.webhooks = translatedWebhookStore(webhooks);
-    this.#writePlants = plantWriter(db, () => webhooks.messagesWritten());
+    this.#plantBatch = new SqlitePlantBatch(db, () => webhooks.messagesWritten());
     this.#statements = {
       listPlants: db.prepare('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?').safeIntegers(true),
       listPlantsFromStart: db.prepare('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?').safeIntegers(true),
@@ -111,7 +111,7 @@ export class SqliteStore implements Store {
   }
 
   async createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
-    return translateErrors(() => this.#writePlants(plants));
+    return translateErrors(() => this.#plantBatch.write(plants));
   }
 
   /** Runs `work` in one IMMEDIATE transaction. */
