@@ -1,4 +1,4 @@
-import type { NewPlant } from '../plants/plant.js';
+import { type NewPlant, samePlant } from '../plants/plant.js';
 import type { WebhookStore } from './webhook-store.js';
 
 /**
@@ -77,6 +77,20 @@ export type CreatePlantResult =
 
 /** The outcome of every plant created: one object for all, as it holds nothing of its own. */
 export const CREATED: CreatePlantResult = Object.freeze({ outcome: 'created' });
+
+/**
+ * The outcome of a plant whose id `existing` holds: replayed when it is the
+ * same plant, a conflict otherwise. Plants are never changed or deleted, so
+ * the committed row that holds an id is the one to compare with.
+ */
+export function outcomeAgainst(existing: NewPlant, plant: NewPlant): CreatePlantResult {
+  return samePlant(existing, plant) ? { outcome: 'replayed' } : { outcome: 'conflict', existing };
+}
+
+/** A plant from the columns of its row, where a plant without a tag has NULL. */
+export function plantFromRow(id: bigint, name: string, tag: string | null): NewPlant {
+  return tag === null ? { id, name } : { id, name, tag };
+}
 
 /** A token as stored: never the token itself, only its SHA-256 hash. */
 export interface TokenRecord {

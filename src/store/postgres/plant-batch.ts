@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { type NewPlant, samePlant } from '../../plants/plant.js';
-import { CREATED, type CreatePlantResult } from '../store.js';
+import type { NewPlant } from '../../plants/plant.js';
+import { CREATED, type CreatePlantResult, outcomeAgainst, plantFromRow } from '../store.js';
 import { OUTBOX_OF_INSERTED } from './migrations.js';
 
 export interface PlantRow {
@@ -11,8 +11,7 @@ export interface PlantRow {
 }
 
 export function toNewPlant(row: PlantRow): NewPlant {
-  const id = BigInt(row.id);
-  return row.tag === null ? { id, name: row.name } : { id, name: row.name, tag: row.tag };
+  return plantFromRow(BigInt(row.id), row.name, row.tag);
 }
 
 /** What a batch statement answers, in its one row. */
@@ -110,12 +109,10 @@ export class PostgresPlantBatch {
     plants.forEach((plant, position) => firstOfId.has(plant.id) || firstOfId.set(plant.id, position));
     const isCreated = (plant: NewPlant, position: number) => created.has(plant.id) && firstOfId.get(plant.id) === position;
     const others = plants.filter((plant, position) => !isCreated(plant, position)).map((plant) => plant.id);
-    // Plants are never changed or deleted, so once committed the row that holds an id is the one to compare with.
     const holders = others.length === 0 ? new Map<bigint, NewPlant>() : await this.#plantsById(others);
     return plants.map((plant, position): CreatePlantResult => {
       if (isCreated(plant, position)) return CREATED;
-      const existing = holders.get(plant.id)!;
-      return samePlant(existing, plant) ? { outcome: 'replayed' } : { outcome: 'conflict', existing };
+      return outcomeAgainst(holders.get(plant.id)!, plant);
     });
   }
 

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { plantFromRow } from '../store.js';
 import type { ClaimedMessage, NewSubscription, Settlement, Subscription, SubscriptionSummary, WebhookStore } from '../webhook-store.js';
 import { translateErrors } from './errors.js';
 
@@ -143,7 +144,7 @@ export class PostgresWebhookStore implements WebhookStore {
         subscriptionId,
         attempt: row.attempts,
         createdAt: row.created_at,
-        plant: row.tag === null ? { id: BigInt(row.plant_id), name: row.name } : { id: BigInt(row.plant_id), name: row.name, tag: row.tag },
+        plant: plantFromRow(BigInt(row.plant_id), row.name, row.tag),
       }));
     });
   }

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import { type NewPlant, samePlant } from '../../plants/plant.js';
-import { CREATED, type CreatePlantResult } from '../store.js';
+import type { NewPlant } from '../../plants/plant.js';
+import { CREATED, type CreatePlantResult, outcomeAgainst, plantFromRow } from '../store.js';
 
 export interface PlantRow {
   id: bigint;
@@ -9,7 +9,7 @@ export interface PlantRow {
 }
 
 export function toNewPlant(row: PlantRow): NewPlant {
-  return row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag };
+  return plantFromRow(row.id, row.name, row.tag);
 }
 
 /**
@@ -55,9 +55,7 @@ export class SqlitePlantBatch {
         created.push(plant.id);
         return CREATED;
       }
-      // Plants are never changed or deleted, so the row that holds the id is the one to compare with.
-      const existing = toNewPlant(this.#statements.find.get(plant.id) as PlantRow);
-      return samePlant(existing, plant) ? { outcome: 'replayed' } : { outcome: 'conflict', existing };
+      return outcomeAgainst(toNewPlant(this.#statements.find.get(plant.id) as PlantRow), plant);
     });
     const subscribers = created.length === 0 ? [] : (this.#statements.subscriptions.all() as number[]);
     if (subscribers.length > 0) {
