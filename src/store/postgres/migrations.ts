@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Migration } from '../migration.js';
+import { type Migration, pendingSteps } from '../migration.js';
 
 /**
  * The webhook messages of the plants a batch created (the rows of `inserted`),
@@ -173,13 +173,7 @@ export async function migrate(pool: pg.Pool, steps: readonly Migration[] = migra
       applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
     )`);
     const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations');
-    const current = rows[0]?.version ?? 0;
-    const newest = steps.at(-1)?.version ?? 0;
-    if (current > newest) {
-      throw new Error(`the database schema is at version ${current}, newer than this build knows (${newest}); run a newer plantstore`);
-    }
-    for (const step of steps) {
-      if (step.version <= current) continue;
+    for (const step of pendingSteps(steps, rows[0]?.version ?? 0)) {
       await client.query(step.sql);
       await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [step.version, step.name]);
     }
