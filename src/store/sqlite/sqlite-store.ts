@@ -5,7 +5,7 @@ import type { NewPlant } from '../../plants/plant.js';
 import type { WebhookStore } from '../webhook-store.js';
 import { type CreatePlantResult, type NewTokenRecord, type Store, type StoredToken, tokenClash, type TokenRecord, type TokenRef } from '../store.js';
 import { sqliteDriver } from './driver.js';
-import { translateError, translateErrors } from './errors.js';
+import { translateErrors } from './errors.js';
 import { migrate } from './migrations.js';
 import { type PlantRow, SqlitePlantBatch, toNewPlant } from './plant-batch.js';
 import { SqliteWebhookStore } from './webhook-store.js';
@@ -49,7 +49,7 @@ export class SqliteStore implements Store {
     this.#db = db;
     this.#outbox = outbox;
     const webhooks = new SqliteWebhookStore(outbox);
-    this.webhooks = translatedWebhookStore(webhooks);
+    this.webhooks = webhooks;
     this.#plantBatch = new SqlitePlantBatch(db, () => webhooks.messagesWritten());
     this.#statements = {
       listPlants: db.prepare('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?').safeIntegers(true),
@@ -229,26 +229,6 @@ function toTokenRecord(row: TokenRow): TokenRecord {
     createdAt: new Date(row.created_at),
     expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
     revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
-  };
-}
-
-/** The outbox with SQLite's errors translated like the store's own. */
-function translatedWebhookStore(store: SqliteWebhookStore): WebhookStore {
-  const translate =
-    <A extends unknown[], R>(method: (...args: A) => Promise<R>) =>
-    (...args: A): Promise<R> =>
-      method.apply(store, args).catch((error: unknown) => Promise.reject(translateError(error)));
-  return {
-    addSubscription: translate(store.addSubscription),
-    listSubscriptions: translate(store.listSubscriptions),
-    activeSubscriptions: translate(store.activeSubscriptions),
-    removeSubscription: translate(store.removeSubscription),
-    rotateSecret: translate(store.rotateSecret),
-    claimMessages: translate(store.claimMessages),
-    settleMessages: translate(store.settleMessages),
-    pruneMessages: translate(store.pruneMessages),
-    backlog: translate(store.backlog),
-    onMessagesWritten: (listener) => store.onMessagesWritten(listener),
   };
 }
 
