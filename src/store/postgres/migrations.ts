@@ -134,7 +134,7 @@ export const migrations: readonly Migration[] = [
     // some plant of the batch was not. A batch of new plants, the common one, is then read as one
     // row. The counting is inside the function, where its plan is kept, rather than in the call,
     // which as an unnamed statement would be planned again for every batch (0.1 ms more a batch).
-    // create_plants stays, for instances of the previous version still running beside this one.
+    // create_plants stays: instances of an older build, running beside this one during an upgrade, call it.
     sql: `
       CREATE FUNCTION create_plant_batch(ids BIGINT[], names TEXT[], tags TEXT[])
         RETURNS TABLE (plants_created INTEGER, messages_written INTEGER, created_ids TEXT[])

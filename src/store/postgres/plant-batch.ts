@@ -29,10 +29,10 @@ export interface BatchOutcome {
  * (so in the same transaction), and answers with one row: how many plants it
  * created, the messages written, and the ids created only when some plant was
  * not (a batch of new plants, the common one, needs none). The ids are
- * distinct because the store sends only the first plant of each id: the
- * statement then needs no `DISTINCT ON` (about 10 µs of the database's CPU a
- * batch) to insert the first, and does not rest on the order in which the
- * executor reads unnest's rows, which SQL does not promise.
+ * distinct because `PostgresPlantBatch` sends only the first plant of each
+ * id: the statement then needs no `DISTINCT ON` (about 10 µs of the
+ * database's CPU a batch) to insert the first, and does not rest on the order
+ * in which the executor reads unnest's rows, which SQL does not promise.
  */
 export const INSERT_PLANTS = `WITH inserted AS (
   INSERT INTO plants (id, name, tag)

@@ -30,7 +30,7 @@ export class PostgresWebhookStore implements WebhookStore {
     this.#pool = pool;
   }
 
-  /** Called by the store after a commit that wrote messages. */
+  /** Called by the plant batch after a commit that wrote messages. */
   messagesWritten(): void {
     for (const listener of this.#listeners) listener();
   }

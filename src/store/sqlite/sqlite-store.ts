@@ -28,13 +28,13 @@ interface TokenRow {
  * WAL with synchronous=FULL makes every commit durable before the call
  * returns, so a 200 sent after it survives `kill -9` and power loss.
  *
- * Plants are written on the caller's thread: measured against a writer on a
- * worker thread, it was faster, because the process has one core under load
- * and a batch's commit is short next to the work of reading its requests.
- * Checkpoints (copying the log into the database file) are SQLite's own, made
- * by the writer once the log holds 1000 pages: a few milliseconds about once
- * a second under full load. A checkpointing thread of its own was measured
- * and removed: no gain in throughput or p99, and 4 to 7 MiB more peak memory.
+ * Plants are written on the caller's thread, not on a worker thread: the
+ * process has one core under load, and a batch's commit is short next to the
+ * work of reading its requests, so a hand-over to a thread costs more than it
+ * saves. Checkpoints (copying the log into the database file) are SQLite's
+ * own, made by the writer once the log holds 1000 pages: a few milliseconds
+ * about once a second under full load. A checkpointing thread of the store's
+ * own gains nothing in throughput or p99 and costs 4 to 7 MiB of peak memory.
  */
 export class SqliteStore implements Store {
   /** SQLite has one writer at a time; batches, not parallel transactions, make it fast. */
@@ -77,8 +77,8 @@ export class SqliteStore implements Store {
    * and other processes write the same file; a page cache of 2 MiB (SQLite's
    * own default, which better-sqlite3 raises to 16 MiB): enough for the inner
    * pages of a table of ten million plants, and the operating system caches
-   * the rest of the file anyway. At 16 MiB the cache filled under load and was
-   * most of what the service's memory grew by.
+   * the rest of the file anyway. At 16 MiB the cache fills under load and is
+   * most of what the service's memory grows by.
    */
   static open(path: string): SqliteStore {
     return translateErrors(() => {

@@ -108,7 +108,7 @@ export class SqliteWebhookStore implements WebhookStore {
     };
   }
 
-  /** Called by the plant writer after a commit that wrote messages. */
+  /** Called by the plant batch after a commit that wrote messages. */
   messagesWritten(): void {
     for (const listener of this.#listeners) listener();
   }
