@@ -15,7 +15,7 @@ export function toNewPlant(row: PlantRow): NewPlant {
 }
 
 /** What a batch statement answers, in its one row. */
-export interface BatchOutcome {
+interface BatchOutcome {
   plants_created: number;
   messages_written: number;
   /** The ids created when some plant of the batch was not; null when all of them were, or none. */
