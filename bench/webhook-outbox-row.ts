@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sqliteDriver } from '../src/store/sqlite/driver.js';
-import { encodePlantIds } from '../src/store/sqlite/plant-writes.js';
+import { encodePlantIds } from '../src/store/sqlite/plant-batch.js';
 
 const ROUNDS = 5;
 const BATCHES = 800;

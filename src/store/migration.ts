@@ -8,3 +8,15 @@ export interface Migration {
   name: string;
   sql: string;
 }
+
+/**
+ * The steps a schema at version `current` lacks, in order. Throws when the
+ * schema is newer than the newest step: this build cannot know what it holds.
+ */
+export function pendingSteps(steps: readonly Migration[], current: number): Migration[] {
+  const newest = steps.at(-1)?.version ?? 0;
+  if (current > newest) {
+    throw new Error(`the database schema is at version ${current}, newer than this build knows (${newest}); run a newer plantstore`);
+  }
+  return steps.filter((step) => step.version > current);
+}

@@ -1,5 +1,5 @@
-import type { NewPlant } from '../plants/plant.js';
-import type { PlantBatchWriter } from '../plants/plant-writer.js';
+import { type NewPlant, samePlant } from '../plants/plant.js';
+import type { CreatePlantResult, PlantBatchWriter } from '../plants/plant-writer.js';
 import type { WebhookStore } from './webhook-store.js';
 
 export { CREATED, type CreatePlantResult } from '../plants/plant-writer.js';
@@ -52,6 +52,20 @@ export interface Store extends PlantBatchWriter {
 
   /** Closes the connection; pending writes are committed first. */
   close(): Promise<void>;
+}
+
+/**
+ * The outcome of a plant whose id `existing` holds: replayed when it is the
+ * same plant, a conflict otherwise. Plants are never changed or deleted, so
+ * the committed row that holds an id is the one to compare with.
+ */
+export function outcomeAgainst(existing: NewPlant, plant: NewPlant): CreatePlantResult {
+  return samePlant(existing, plant) ? { outcome: 'replayed' } : { outcome: 'conflict', existing };
+}
+
+/** A plant from the columns of its row, where a plant without a tag has NULL. */
+export function plantFromRow(id: bigint, name: string, tag: string | null): NewPlant {
+  return tag === null ? { id, name } : { id, name, tag };
 }
 
 /** A token as stored: never the token itself, only its SHA-256 hash. */

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Migration } from '../migration.js';
+import { type Migration, pendingSteps } from '../migration.js';
 
 /**
  * The webhook messages of the plants a batch created (the rows of `inserted`),
@@ -134,7 +134,7 @@ export const migrations: readonly Migration[] = [
     // some plant of the batch was not. A batch of new plants, the common one, is then read as one
     // row. The counting is inside the function, where its plan is kept, rather than in the call,
     // which as an unnamed statement would be planned again for every batch (0.1 ms more a batch).
-    // create_plants stays, for instances of the previous version still running beside this one.
+    // create_plants stays: instances of an older build, running beside this one during an upgrade, call it.
     sql: `
       CREATE FUNCTION create_plant_batch(ids BIGINT[], names TEXT[], tags TEXT[])
         RETURNS TABLE (plants_created INTEGER, messages_written INTEGER, created_ids TEXT[])
@@ -173,13 +173,7 @@ export async function migrate(pool: pg.Pool, steps: readonly Migration[] = migra
       applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
     )`);
     const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations');
-    const current = rows[0]?.version ?? 0;
-    const newest = steps.at(-1)?.version ?? 0;
-    if (current > newest) {
-      throw new Error(`the database schema is at version ${current}, newer than this build knows (${newest}); run a newer plantstore`);
-    }
-    for (const step of steps) {
-      if (step.version <= current) continue;
+    for (const step of pendingSteps(steps, rows[0]?.version ?? 0)) {
       await client.query(step.sql);
       await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [step.version, step.name]);
     }

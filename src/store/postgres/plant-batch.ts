@@ -1,8 +1,21 @@
 import { createHash } from 'node:crypto';
+import type pg from 'pg';
+import type { NewPlant } from '../../plants/plant.js';
+import { CREATED, type CreatePlantResult, outcomeAgainst, plantFromRow } from '../store.js';
 import { OUTBOX_OF_INSERTED } from './migrations.js';
 
+export interface PlantRow {
+  id: string;
+  name: string;
+  tag: string | null;
+}
+
+export function toNewPlant(row: PlantRow): NewPlant {
+  return plantFromRow(BigInt(row.id), row.name, row.tag);
+}
+
 /** What a batch statement answers, in its one row. */
-export interface BatchOutcome {
+interface BatchOutcome {
   plants_created: number;
   messages_written: number;
   /** The ids created when some plant of the batch was not; null when all of them were, or none. */
@@ -16,10 +29,10 @@ export interface BatchOutcome {
  * (so in the same transaction), and answers with one row: how many plants it
  * created, the messages written, and the ids created only when some plant was
  * not (a batch of new plants, the common one, needs none). The ids are
- * distinct because the store sends only the first plant of each id: the
- * statement then needs no `DISTINCT ON` (about 10 µs of the database's CPU a
- * batch) to insert the first, and does not rest on the order in which the
- * executor reads unnest's rows, which SQL does not promise.
+ * distinct because `PostgresPlantBatch` sends only the first plant of each
+ * id: the statement then needs no `DISTINCT ON` (about 10 µs of the
+ * database's CPU a batch) to insert the first, and does not rest on the order
+ * in which the executor reads unnest's rows, which SQL does not promise.
  */
 export const INSERT_PLANTS = `WITH inserted AS (
   INSERT INTO plants (id, name, tag)
@@ -47,3 +60,93 @@ export const INSERT_PLANTS_NAME = `plantstore_insert_plants_${createHash('sha256
  * statement is planned once per server connection, inside the server.
  */
 export const CALL_CREATE_PLANT_BATCH = 'SELECT plants_created, messages_written, created_ids FROM create_plant_batch($1::bigint[], $2::text[], $3::text[])';
+
+/** What the server answers when a named statement is not on the connection (26000) or is there already (42P05). */
+const PREPARED_STATEMENT_LOST = new Set(['26000', '42P05']);
+
+/**
+ * The write of a batch of plants through the pool: one statement, so one
+ * transaction, with the outcome of each plant as if they had been created one
+ * after the other. The statement gets the first plant of each id and inserts
+ * it unless the id is taken, with the webhook messages of the plants it
+ * created; a later plant of an id is answered here, against whichever plant
+ * then holds the id. `onMessages` is told after a batch that wrote messages.
+ */
+export class PostgresPlantBatch {
+  readonly #pool: pg.Pool;
+  readonly #onMessages: () => void;
+  #prepared = true;
+
+  constructor(pool: pg.Pool, onMessages: () => void) {
+    this.#pool = pool;
+    this.#onMessages = onMessages;
+  }
+
+  /**
+   * Whether batches go as a named prepared statement. They do until the
+   * connections show that they do not keep one: a pooler in transaction mode
+   * (PgBouncer before 1.21, or without `max_prepared_statements`) hands each
+   * transaction whichever server connection is free.
+   */
+  get preparedStatements(): boolean {
+    return this.#prepared;
+  }
+
+  async write(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
+    if (plants.length === 0) return [];
+    const firsts = firstOfEachId(plants);
+    const ids = firsts.map((plant) => plant.id.toString());
+    const names = firsts.map((plant) => plant.name);
+    const tags = firsts.map((plant) => plant.tag ?? null);
+    const outcome = await this.#insert([ids, names, tags]);
+    if (outcome.messages_written > 0) this.#onMessages();
+    // As many created as plants means every one was (the ids were distinct).
+    if (outcome.plants_created === plants.length) return plants.map(() => CREATED);
+    // The created ids come back only when some plant sent was not created (and are null when none was).
+    const createdIds = outcome.plants_created === firsts.length ? firsts.map((plant) => plant.id) : (outcome.created_ids ?? []).map((id) => BigInt(id));
+    const created = new Set(createdIds);
+    const firstOfId = new Map<bigint, number>();
+    plants.forEach((plant, position) => firstOfId.has(plant.id) || firstOfId.set(plant.id, position));
+    const isCreated = (plant: NewPlant, position: number) => created.has(plant.id) && firstOfId.get(plant.id) === position;
+    const others = plants.filter((plant, position) => !isCreated(plant, position)).map((plant) => plant.id);
+    const holders = others.length === 0 ? new Map<bigint, NewPlant>() : await this.#plantsById(others);
+    return plants.map((plant, position): CreatePlantResult => {
+      if (isCreated(plant, position)) return CREATED;
+      return outcomeAgainst(holders.get(plant.id)!, plant);
+    });
+  }
+
+  async #insert(values: [string[], string[], (string | null)[]]): Promise<BatchOutcome> {
+    if (this.#prepared) {
+      try {
+        const { rows } = await this.#pool.query<BatchOutcome>({ name: INSERT_PLANTS_NAME, text: INSERT_PLANTS, values });
+        return rows[0]!;
+      } catch (error) {
+        if (!PREPARED_STATEMENT_LOST.has((error as { code?: string }).code ?? '')) throw error;
+        // A statement prepared on one server connection is missing on the next one, or another
+        // client prepared it there first. Either way the server refused it before running it, so
+        // nothing of the batch was written: it is sent again, as every later batch is, as the call
+        // to the schema's function, whose statement the server plans once per server connection.
+        this.#prepared = false;
+      }
+    }
+    const { rows } = await this.#pool.query<BatchOutcome>(CALL_CREATE_PLANT_BATCH, values);
+    return rows[0]!;
+  }
+
+  async #plantsById(ids: readonly bigint[]): Promise<Map<bigint, NewPlant>> {
+    const { rows } = await this.#pool.query<PlantRow>('SELECT id::text, name, tag FROM plants WHERE id = ANY($1::bigint[])', [
+      ids.map(String),
+    ]);
+    return new Map(rows.map((row) => [BigInt(row.id), toNewPlant(row)]));
+  }
+}
+
+/** The batch without the plants whose id an earlier plant of it has: the batch itself when its ids are distinct, the common case. */
+function firstOfEachId(plants: readonly NewPlant[]): readonly NewPlant[] {
+  const ids = new Set<bigint>();
+  for (const plant of plants) ids.add(plant.id);
+  if (ids.size === plants.length) return plants;
+  ids.clear();
+  return plants.filter((plant) => !ids.has(plant.id) && ids.add(plant.id));
+}

@@ -1,17 +1,11 @@
 import pg from 'pg';
-import { type NewPlant, samePlant } from '../../plants/plant.js';
-import { CREATED, type CreatePlantResult, type NewTokenRecord, type Store, type StoredToken, tokenClash, type TokenRecord, type TokenRef } from '../store.js';
+import type { NewPlant } from '../../plants/plant.js';
+import { type CreatePlantResult, type NewTokenRecord, type Store, type StoredToken, tokenClash, type TokenRecord, type TokenRef } from '../store.js';
 import type { WebhookStore } from '../webhook-store.js';
 import { translateErrors } from './errors.js';
 import { migrate } from './migrations.js';
-import { type BatchOutcome, CALL_CREATE_PLANT_BATCH, INSERT_PLANTS, INSERT_PLANTS_NAME } from './plant-batch.js';
+import { type PlantRow, PostgresPlantBatch, toNewPlant } from './plant-batch.js';
 import { PostgresWebhookStore } from './webhook-store.js';
-
-interface PlantRow {
-  id: string;
-  name: string;
-  tag: string | null;
-}
 
 interface TokenRow {
   id: string;
@@ -29,9 +23,6 @@ export interface PostgresOptions {
   connectTimeoutMs?: number;
 }
 
-/** What the server answers when a named statement is not on the connection (26000) or is there already (42P05). */
-const PREPARED_STATEMENT_LOST = new Set(['26000', '42P05']);
-
 /**
  * The shared store: PostgreSQL (or a compatible database) through a pool of
  * node-postgres connections, for many service instances on one database.
@@ -48,14 +39,14 @@ const PREPARED_STATEMENT_LOST = new Set(['26000', '42P05']);
 export class PostgresStore implements Store {
   readonly #pool: pg.Pool;
   readonly writeConcurrency: number;
-  readonly #webhooks: PostgresWebhookStore;
+  readonly #plantBatch: PostgresPlantBatch;
   readonly webhooks: WebhookStore;
-  #prepared = true;
 
   private constructor(pool: pg.Pool, poolSize: number) {
     this.#pool = pool;
-    this.#webhooks = new PostgresWebhookStore(pool);
-    this.webhooks = this.#webhooks;
+    const webhooks = new PostgresWebhookStore(pool);
+    this.webhooks = webhooks;
+    this.#plantBatch = new PostgresPlantBatch(pool, () => webhooks.messagesWritten());
     // Leave a connection for token lookups and readiness while batches are written.
     this.writeConcurrency = Math.max(1, poolSize - 1);
   }
@@ -82,69 +73,12 @@ export class PostgresStore implements Store {
   }
 
   async createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
-    if (plants.length === 0) return [];
-    return translateErrors(async () => {
-      // One statement for the batch (plant-batch.ts), with the first plant of each id: it inserts each
-      // unless the id is taken, with the webhook messages of the plants it created, and answers with
-      // one row. A later plant of an id is answered below, against whichever plant then holds the id.
-      const firsts = firstOfEachId(plants);
-      const ids = firsts.map((plant) => plant.id.toString());
-      const names = firsts.map((plant) => plant.name);
-      const tags = firsts.map((plant) => plant.tag ?? null);
-      const outcome = await this.#insertBatch([ids, names, tags]);
-      if (outcome.messages_written > 0) this.#webhooks.messagesWritten();
-      // As many created as plants means every one was (the ids were distinct).
-      if (outcome.plants_created === plants.length) return plants.map(() => CREATED);
-      // The created ids come back only when some plant sent was not created (and are null when none was).
-      const createdIds = outcome.plants_created === firsts.length ? firsts.map((plant) => plant.id) : (outcome.created_ids ?? []).map((id) => BigInt(id));
-      const created = new Set(createdIds);
-      const firstOfId = new Map<bigint, number>();
-      plants.forEach((plant, position) => firstOfId.has(plant.id) || firstOfId.set(plant.id, position));
-      const isCreated = (plant: NewPlant, position: number) => created.has(plant.id) && firstOfId.get(plant.id) === position;
-      const others = plants.filter((plant, position) => !isCreated(plant, position)).map((plant) => plant.id);
-      // Plants are never changed or deleted, so once committed the row that holds an id is the one to compare with.
-      const holders = others.length === 0 ? new Map<bigint, NewPlant>() : await this.#plantsById(others);
-      return plants.map((plant, position): CreatePlantResult => {
-        if (isCreated(plant, position)) return CREATED;
-        const existing = holders.get(plant.id)!;
-        return samePlant(existing, plant) ? { outcome: 'replayed' } : { outcome: 'conflict', existing };
-      });
-    });
+    return translateErrors(() => this.#plantBatch.write(plants));
   }
 
-  /**
-   * Whether batches go as a named prepared statement. They do until the
-   * connections show that they do not keep one: a pooler in transaction mode
-   * (PgBouncer before 1.21, or without `max_prepared_statements`) hands each
-   * transaction whichever server connection is free.
-   */
+  /** Whether batches go as a named prepared statement (see `PostgresPlantBatch`). */
   get preparedStatements(): boolean {
-    return this.#prepared;
-  }
-
-  async #insertBatch(values: [string[], string[], (string | null)[]]): Promise<BatchOutcome> {
-    if (this.#prepared) {
-      try {
-        const { rows } = await this.#pool.query<BatchOutcome>({ name: INSERT_PLANTS_NAME, text: INSERT_PLANTS, values });
-        return rows[0]!;
-      } catch (error) {
-        if (!PREPARED_STATEMENT_LOST.has((error as { code?: string }).code ?? '')) throw error;
-        // A statement prepared on one server connection is missing on the next one, or another
-        // client prepared it there first. Either way the server refused it before running it, so
-        // nothing of the batch was written: it is sent again, as every later batch is, as the call
-        // to the schema's function, whose statement the server plans once per server connection.
-        this.#prepared = false;
-      }
-    }
-    const { rows } = await this.#pool.query<BatchOutcome>(CALL_CREATE_PLANT_BATCH, values);
-    return rows[0]!;
-  }
-
-  async #plantsById(ids: readonly bigint[]): Promise<Map<bigint, NewPlant>> {
-    const { rows } = await this.#pool.query<PlantRow>('SELECT id::text, name, tag FROM plants WHERE id = ANY($1::bigint[])', [
-      ids.map(String),
-    ]);
-    return new Map(rows.map((row) => [BigInt(row.id), toNewPlant(row)]));
+    return this.#plantBatch.preparedStatements;
   }
 
   async listPlants({ after, limit }: { after?: bigint; limit: number }): Promise<NewPlant[]> {
@@ -263,20 +197,6 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     if (!this.#pool.ended) await this.#pool.end();
   }
-}
-
-/** The batch without the plants whose id an earlier plant of it has: the batch itself when its ids are distinct, the common case. */
-function firstOfEachId(plants: readonly NewPlant[]): readonly NewPlant[] {
-  const ids = new Set<bigint>();
-  for (const plant of plants) ids.add(plant.id);
-  if (ids.size === plants.length) return plants;
-  ids.clear();
-  return plants.filter((plant) => !ids.has(plant.id) && ids.add(plant.id));
-}
-
-function toNewPlant(row: PlantRow): NewPlant {
-  const id = BigInt(row.id);
-  return row.tag === null ? { id, name: row.name } : { id, name: row.name, tag: row.tag };
 }
 
 function toTokenRecord(row: TokenRow): TokenRecord {

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { plantFromRow } from '../store.js';
 import type { ClaimedMessage, NewSubscription, Settlement, Subscription, SubscriptionSummary, WebhookStore } from '../webhook-store.js';
 import { translateErrors } from './errors.js';
 
@@ -29,7 +30,7 @@ export class PostgresWebhookStore implements WebhookStore {
     this.#pool = pool;
   }
 
-  /** Called by the store after a commit that wrote messages. */
+  /** Called by the plant batch after a commit that wrote messages. */
   messagesWritten(): void {
     for (const listener of this.#listeners) listener();
   }
@@ -143,7 +144,7 @@ export class PostgresWebhookStore implements WebhookStore {
         subscriptionId,
         attempt: row.attempts,
         createdAt: row.created_at,
-        plant: row.tag === null ? { id: BigInt(row.plant_id), name: row.name } : { id: BigInt(row.plant_id), name: row.name, tag: row.tag },
+        plant: plantFromRow(BigInt(row.plant_id), row.name, row.tag),
       }));
     });
   }

@@ -23,6 +23,6 @@ export function translateErrors<T>(operation: () => T): T {
 }
 
 /** The domain's error for a driver's error: STORE_UNAVAILABLE, or the error itself. */
-export function translateError(error: unknown): unknown {
+function translateError(error: unknown): unknown {
   return error instanceof Error && isUnavailable(error) ? new ServiceError('STORE_UNAVAILABLE', { cause: error }) : error;
 }

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { Migration } from '../migration.js';
+import { type Migration, pendingSteps } from '../migration.js';
 
 /** This backend's schema changes (see `Migration`). */
 export const migrations: readonly Migration[] = [
@@ -90,7 +90,6 @@ export const migrations: readonly Migration[] = [
  * migration writes before it holds the write lock.
  */
 export function migrate(db: Database.Database, steps: readonly Migration[] = migrations): void {
-  const newest = steps.at(-1)?.version ?? 0;
   const apply = db.transaction(() => {
     db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER PRIMARY KEY,
@@ -98,13 +97,8 @@ export function migrate(db: Database.Database, steps: readonly Migration[] = mig
       applied_at INTEGER NOT NULL
     ) STRICT`);
     const row = db.prepare('SELECT max(version) AS version FROM schema_migrations').get() as { version: number | null };
-    const current = row.version ?? 0;
-    if (current > newest) {
-      throw new Error(`the database schema is at version ${current}, newer than this build knows (${newest}); run a newer plantstore`);
-    }
     const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
-    for (const step of steps) {
-      if (step.version <= current) continue;
+    for (const step of pendingSteps(steps, row.version ?? 0)) {
       db.exec(step.sql);
       record.run(step.version, step.name, Date.now());
     }

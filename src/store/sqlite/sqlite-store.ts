@@ -5,9 +5,9 @@ import type { NewPlant } from '../../plants/plant.js';
 import type { WebhookStore } from '../webhook-store.js';
 import { type CreatePlantResult, type NewTokenRecord, type Store, type StoredToken, tokenClash, type TokenRecord, type TokenRef } from '../store.js';
 import { sqliteDriver } from './driver.js';
-import { translateError, translateErrors } from './errors.js';
+import { translateErrors } from './errors.js';
 import { migrate } from './migrations.js';
-import { type PlantRow, plantWriter, toNewPlant } from './plant-writes.js';
+import { type PlantRow, SqlitePlantBatch, toNewPlant } from './plant-batch.js';
 import { SqliteWebhookStore } from './webhook-store.js';
 
 /** How long a statement waits for a lock another process holds (the command line writes the same file), and how long a new file's switch to WAL is tried again. */
@@ -28,19 +28,19 @@ interface TokenRow {
  * WAL with synchronous=FULL makes every commit durable before the call
  * returns, so a 200 sent after it survives `kill -9` and power loss.
  *
- * Plants are written on the caller's thread: measured against a writer on a
- * worker thread, it was faster, because the process has one core under load
- * and a batch's commit is short next to the work of reading its requests.
- * Checkpoints (copying the log into the database file) are SQLite's own, made
- * by the writer once the log holds 1000 pages: a few milliseconds about once
- * a second under full load. A checkpointing thread of its own was measured
- * and removed: no gain in throughput or p99, and 4 to 7 MiB more peak memory.
+ * Plants are written on the caller's thread, not on a worker thread: the
+ * process has one core under load, and a batch's commit is short next to the
+ * work of reading its requests, so a hand-over to a thread costs more than it
+ * saves. Checkpoints (copying the log into the database file) are SQLite's
+ * own, made by the writer once the log holds 1000 pages: a few milliseconds
+ * about once a second under full load. A checkpointing thread of the store's
+ * own gains nothing in throughput or p99 and costs 4 to 7 MiB of peak memory.
  */
 export class SqliteStore implements Store {
   /** SQLite has one writer at a time; batches, not parallel transactions, make it fast. */
   readonly writeConcurrency = 1;
   readonly #db: Database.Database;
-  readonly #writePlants: (plants: readonly NewPlant[]) => CreatePlantResult[];
+  readonly #plantBatch: SqlitePlantBatch;
   readonly #statements;
   readonly #outbox: Database.Database;
   readonly webhooks: WebhookStore;
@@ -49,8 +49,8 @@ export class SqliteStore implements Store {
     this.#db = db;
     this.#outbox = outbox;
     const webhooks = new SqliteWebhookStore(outbox);
-    this.webhooks = translatedWebhookStore(webhooks);
-    this.#writePlants = plantWriter(db, () => webhooks.messagesWritten());
+    this.webhooks = webhooks;
+    this.#plantBatch = new SqlitePlantBatch(db, () => webhooks.messagesWritten());
     this.#statements = {
       listPlants: db.prepare('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?').safeIntegers(true),
       listPlantsFromStart: db.prepare('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?').safeIntegers(true),
@@ -77,8 +77,8 @@ export class SqliteStore implements Store {
    * and other processes write the same file; a page cache of 2 MiB (SQLite's
    * own default, which better-sqlite3 raises to 16 MiB): enough for the inner
    * pages of a table of ten million plants, and the operating system caches
-   * the rest of the file anyway. At 16 MiB the cache filled under load and was
-   * most of what the service's memory grew by.
+   * the rest of the file anyway. At 16 MiB the cache fills under load and is
+   * most of what the service's memory grows by.
    */
   static open(path: string): SqliteStore {
     return translateErrors(() => {
@@ -111,7 +111,7 @@ export class SqliteStore implements Store {
   }
 
   async createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
-    return translateErrors(() => this.#writePlants(plants));
+    return translateErrors(() => this.#plantBatch.write(plants));
   }
 
   /** Runs `work` in one IMMEDIATE transaction. */
@@ -229,26 +229,6 @@ function toTokenRecord(row: TokenRow): TokenRecord {
     createdAt: new Date(row.created_at),
     expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
     revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
-  };
-}
-
-/** The outbox with SQLite's errors translated like the store's own. */
-function translatedWebhookStore(store: SqliteWebhookStore): WebhookStore {
-  const translate =
-    <A extends unknown[], R>(method: (...args: A) => Promise<R>) =>
-    (...args: A): Promise<R> =>
-      method.apply(store, args).catch((error: unknown) => Promise.reject(translateError(error)));
-  return {
-    addSubscription: translate(store.addSubscription),
-    listSubscriptions: translate(store.listSubscriptions),
-    activeSubscriptions: translate(store.activeSubscriptions),
-    removeSubscription: translate(store.removeSubscription),
-    rotateSecret: translate(store.rotateSecret),
-    claimMessages: translate(store.claimMessages),
-    settleMessages: translate(store.settleMessages),
-    pruneMessages: translate(store.pruneMessages),
-    backlog: translate(store.backlog),
-    onMessagesWritten: (listener) => store.onMessagesWritten(listener),
   };
 }
 

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { ClaimedMessage, NewSubscription, Settlement, Subscription, SubscriptionSummary, WebhookStore } from '../webhook-store.js';
-import { decodePlantIds, type PlantRow, toNewPlant } from './plant-writes.js';
+import { translateErrors } from './errors.js';
+import { decodePlantIds, type PlantRow, toNewPlant } from './plant-batch.js';
 
 interface SubscriptionRow {
   id: number;
@@ -107,7 +108,7 @@ export class SqliteWebhookStore implements WebhookStore {
     };
   }
 
-  /** Called by the plant writer after a commit that wrote messages. */
+  /** Called by the plant batch after a commit that wrote messages. */
   messagesWritten(): void {
     for (const listener of this.#listeners) listener();
   }
@@ -117,54 +118,60 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async addSubscription(subscription: NewSubscription): Promise<Subscription> {
-    const row = this.#statements.insert.get(
-      subscription.url,
-      subscription.description,
-      subscription.secret,
-      subscription.key,
-      subscription.createdAt.getTime(),
-    ) as SubscriptionRow;
-    return toSubscription(row);
+    return translateErrors(() => {
+      const row = this.#statements.insert.get(
+        subscription.url,
+        subscription.description,
+        subscription.secret,
+        subscription.key,
+        subscription.createdAt.getTime(),
+      ) as SubscriptionRow;
+      return toSubscription(row);
+    });
   }
 
   async listSubscriptions(): Promise<SubscriptionSummary[]> {
-    return (this.#statements.summaries.all() as SummaryRow[]).map((row) => ({
-      id: row.id,
-      url: row.url,
-      description: row.description,
-      createdAt: new Date(row.created_at),
-      pending: row.pending,
-      delivered: row.delivered,
-      failed: row.failed,
-      lastError: row.last_error,
-      lastErrorAt: row.last_error_at === null ? null : new Date(row.last_error_at),
-      lastDeliveredAt: row.last_delivered_at === null ? null : new Date(row.last_delivered_at),
-    }));
+    return translateErrors(() =>
+      (this.#statements.summaries.all() as SummaryRow[]).map((row) => ({
+        id: row.id,
+        url: row.url,
+        description: row.description,
+        createdAt: new Date(row.created_at),
+        pending: row.pending,
+        delivered: row.delivered,
+        failed: row.failed,
+        lastError: row.last_error,
+        lastErrorAt: row.last_error_at === null ? null : new Date(row.last_error_at),
+        lastDeliveredAt: row.last_delivered_at === null ? null : new Date(row.last_delivered_at),
+      })),
+    );
   }
 
   async activeSubscriptions(): Promise<Subscription[]> {
-    return (this.#statements.active.all() as SubscriptionRow[]).map(toSubscription);
+    return translateErrors(() => (this.#statements.active.all() as SubscriptionRow[]).map(toSubscription));
   }
 
   async removeSubscription(id: number): Promise<boolean> {
-    return this.#db
-      .transaction(() => {
+    return translateErrors(() =>
+      this.#inTransaction(() => {
         if (this.#statements.remove.run(Date.now(), id).changes === 0) return false;
         this.#statements.dropPending.run(id);
         this.#statements.dropBatches.run(id);
         return true;
-      })
-      .immediate();
+      }),
+    );
   }
 
   async rotateSecret(id: number, secret: string, previousUntil: Date): Promise<Subscription | undefined> {
-    const row = this.#statements.rotate.get(previousUntil.getTime(), secret, id) as SubscriptionRow | undefined;
-    return row && toSubscription(row);
+    return translateErrors(() => {
+      const row = this.#statements.rotate.get(previousUntil.getTime(), secret, id) as SubscriptionRow | undefined;
+      return row && toSubscription(row);
+    });
   }
 
   async claimMessages({ subscriptionId, owner, limit, leaseMs }: { subscriptionId: number; owner: string; limit: number; leaseMs: number }): Promise<ClaimedMessage[]> {
-    return this.#db
-      .transaction(() => {
+    return translateErrors(() =>
+      this.#inTransaction(() => {
         const now = Date.now();
         const claim = (count: number) =>
           this.#statements.claim.all(now + leaseMs, owner, subscriptionId, now, count) as { id: bigint; plant_id: bigint; attempts: bigint; created_at: bigint }[];
@@ -180,8 +187,8 @@ export class SqliteWebhookStore implements WebhookStore {
             plant: toNewPlant(this.#statements.plant.get(row.plant_id) as PlantRow),
           }),
         );
-      })
-      .immediate();
+      }),
+    );
   }
 
   /**
@@ -205,8 +212,8 @@ export class SqliteWebhookStore implements WebhookStore {
 
   async settleMessages(owner: string, settlements: readonly Settlement[]): Promise<void> {
     if (settlements.length === 0) return;
-    this.#db
-      .transaction(() => {
+    translateErrors(() =>
+      this.#inTransaction(() => {
         const now = Date.now();
         const counts = new Map<number, { delivered: number; failed: number }>();
         const countOf = (id: number) => counts.get(id) ?? counts.set(id, { delivered: 0, failed: 0 }).get(id)!;
@@ -230,25 +237,32 @@ export class SqliteWebhookStore implements WebhookStore {
           if (delivered > 0) this.#statements.countDelivered.run(delivered, now, id);
           if (failed > 0) this.#statements.countFailed.run(failed, id);
         }
-      })
-      .immediate();
+      }),
+    );
   }
 
   async pruneMessages(before: Date): Promise<number> {
-    return this.#db
-      .transaction(() => {
+    return translateErrors(() =>
+      this.#inTransaction(() => {
         this.#statements.pruneOrphanBatches.run();
         return this.#statements.pruneFinished.run(before.getTime()).changes + this.#statements.pruneOrphans.run().changes;
-      })
-      .immediate();
+      }),
+    );
   }
 
   async backlog(): Promise<{ subscriptionId: number; pending: number; oldestCreatedAt: Date | null }[]> {
-    return (this.#statements.backlog.all() as { subscription_id: number; pending: number; oldest: number | null }[]).map((row) => ({
-      subscriptionId: row.subscription_id,
-      pending: row.pending,
-      oldestCreatedAt: row.oldest === null ? null : new Date(row.oldest),
-    }));
+    return translateErrors(() =>
+      (this.#statements.backlog.all() as { subscription_id: number; pending: number; oldest: number | null }[]).map((row) => ({
+        subscriptionId: row.subscription_id,
+        pending: row.pending,
+        oldestCreatedAt: row.oldest === null ? null : new Date(row.oldest),
+      })),
+    );
+  }
+
+  /** Runs `work` in one IMMEDIATE transaction. */
+  #inTransaction<T>(work: () => T): T {
+    return this.#db.transaction(work).immediate();
   }
 }
 
