@@ -12,6 +12,7 @@ import { flagOf, type Setting, type SettingName, settings } from './config/setti
 
 export { ConfigError } from './config/config-error.js';
 export { type DatabaseLocation, parseDatabaseUrl } from './config/database-url.js';
+export { parsePostgresUrl, type PostgresHost, type PostgresUrl, type TargetSessionAttrs } from './config/postgres-url.js';
 export { describeConfig, describeSettings, shownDefault } from './config/describe.js';
 export { LOG_LEVELS, type LogLevel } from './config/log-levels.js';
 export { JWT_SETTINGS, SERVE_SETTINGS, type ServeConfig, STORE_SETTINGS, type StoreConfig, WEBHOOK_SETTINGS } from './config/setting-groups.js';

@@ -13,7 +13,7 @@ export const copyHelp = helpText(
     'A plant whose id the target holds with other content is a conflict: it is listed and the\n' +
     'command exits 1. At the end the counts are checked. Stop servers writing to the source first\n' +
     'for a final copy, or run the copy again after they stopped.',
-  ['databasePoolSize'],
+  ['databasePoolSize', 'databaseQueryTimeoutMs'],
 );
 
 const DEFAULT_BATCH = 1000;
@@ -22,7 +22,7 @@ const MAX_LISTED_CONFLICTS = 10;
 export async function copyCommand(argv: readonly string[], context: CommandContext): Promise<number> {
   const { values } = parseCommandLine(argv, {
     options: { from: { type: 'string' }, to: { type: 'string' }, 'batch-size': { type: 'string' } },
-    settingNames: ['databasePoolSize'],
+    settingNames: ['databasePoolSize', 'databaseQueryTimeoutMs'],
   });
   if (values.help) {
     context.stdout.write(copyHelp);
@@ -34,14 +34,14 @@ export async function copyCommand(argv: readonly string[], context: CommandConte
     throw new UsageError(`--batch-size must be a whole number from 1 to 100000, got ${JSON.stringify(values['batch-size'])}`);
   }
   // Only the pool size: DATABASE_URL, the store a server would use, plays no part in a copy.
-  const { databasePoolSize } = loadSettings(['databasePoolSize'], { env: context.env, flags: values as Record<string, string | undefined> });
+  const storeSettings = loadSettings(['databasePoolSize', 'databaseQueryTimeoutMs'], { env: context.env, flags: values as Record<string, string | undefined> });
   const from = parseDatabaseUrl(values.from, '--from');
   const to = parseDatabaseUrl(values.to, '--to');
   if (from.url === to.url) throw new UsageError('--from and --to name the same store');
 
-  const source = await openStore({ database: from, databasePoolSize });
+  const source = await openStore({ ...storeSettings, database: from });
   try {
-    const target = await openStore({ database: to, databasePoolSize });
+    const target = await openStore({ ...storeSettings, database: to });
     try {
       return await copy(source, target, batchSize, context);
     } finally {

@@ -35,6 +35,7 @@ export const SERVE_SETTINGS = [
   'port',
   'database',
   'databasePoolSize',
+  'databaseQueryTimeoutMs',
   'workers',
   'logLevel',
   'bodyLimit',
@@ -56,7 +57,7 @@ export const SERVE_SETTINGS = [
 ] as const satisfies readonly SettingName[];
 
 /** What the commands that open the store read. */
-export const STORE_SETTINGS = ['database', 'databasePoolSize'] as const satisfies readonly SettingName[];
+export const STORE_SETTINGS = ['database', 'databasePoolSize', 'databaseQueryTimeoutMs'] as const satisfies readonly SettingName[];
 
 export type ServeSettingName = (typeof SERVE_SETTINGS)[number];
 export type StoreSettingName = (typeof STORE_SETTINGS)[number];

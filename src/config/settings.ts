@@ -51,7 +51,7 @@ export const settings = {
   database: defineSetting({
     env: 'DATABASE_URL',
     default: parseDatabaseUrl('sqlite:./data/plantstore.db', 'default'),
-    help: 'where plants and tokens are stored: sqlite:PATH or postgres://USER@HOST:PORT/DB',
+    help: 'where plants and tokens are stored: sqlite:PATH or postgres://USER@HOST:PORT[,HOST:PORT...]/DB',
     parse: parseDatabaseUrl,
     show: (location: DatabaseLocation) => location.shown,
   }),
@@ -80,6 +80,14 @@ export const settings = {
     default: 10, // connections per process
     help: 'most connections one process opens to PostgreSQL',
     parse: (text, source) => parseInteger(text, source, 1, 1000),
+  }),
+  // It finds a PostgreSQL server that stopped answering without closing (a partition, a frozen
+  // host), so the connection is dropped and, with several hosts, the primary is searched again.
+  databaseQueryTimeoutMs: defineSetting({
+    env: 'DATABASE_QUERY_TIMEOUT_MS',
+    default: 5000, // milliseconds
+    help: 'longest a PostgreSQL statement may wait for its answer before its connection is dropped, in ms',
+    parse: (text, source) => parseInteger(text, source, 100, 3_600_000),
   }),
   writeBatchMax: defineSetting({
     env: 'WRITE_BATCH_MAX',

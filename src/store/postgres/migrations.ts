@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { Connections } from './primary-pool.js';
 import { type Migration, pendingSteps } from '../migration.js';
 
 /**
@@ -162,7 +162,7 @@ const MIGRATION_LOCK = 8100956956760700015n;
  * transaction-scoped advisory lock makes instances that start together take
  * turns: the first migrates, the others then find nothing left to do.
  */
-export async function migrate(pool: pg.Pool, steps: readonly Migration[] = migrations): Promise<void> {
+export async function migrate(pool: Connections, steps: readonly Migration[] = migrations): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type pg from 'pg';
+import type { Connections } from './primary-pool.js';
 import type { NewPlant } from '../../plants/plant.js';
 import { CREATED, type CreatePlantResult, outcomeAgainst, plantFromRow } from '../store.js';
 import { OUTBOX_OF_INSERTED } from './migrations.js';
@@ -73,11 +73,11 @@ const PREPARED_STATEMENT_LOST = new Set(['26000', '42P05']);
  * then holds the id. `onMessages` is told after a batch that wrote messages.
  */
 export class PostgresPlantBatch {
-  readonly #pool: pg.Pool;
+  readonly #pool: Connections;
   readonly #onMessages: () => void;
   #prepared = true;
 
-  constructor(pool: pg.Pool, onMessages: () => void) {
+  constructor(pool: Connections, onMessages: () => void) {
     this.#pool = pool;
     this.#onMessages = onMessages;
   }

@@ -1,10 +1,11 @@
-import pg from 'pg';
+import { parsePostgresUrl } from '../../config.js';
 import type { NewPlant } from '../../plants/plant.js';
 import { type CreatePlantResult, type NewTokenRecord, type Store, type StoredToken, tokenClash, type TokenRecord, type TokenRef } from '../store.js';
 import type { WebhookStore } from '../webhook-store.js';
 import { translateErrors } from './errors.js';
 import { migrate } from './migrations.js';
 import { type PlantRow, PostgresPlantBatch, toNewPlant } from './plant-batch.js';
+import { PrimaryPool } from './primary-pool.js';
 import { PostgresWebhookStore } from './webhook-store.js';
 
 interface TokenRow {
@@ -19,9 +20,14 @@ interface TokenRow {
 export interface PostgresOptions {
   /** Most connections this process opens. */
   poolSize: number;
-  /** How long to wait for a connection before answering 503, in milliseconds. */
+  /** How long to wait for a connection to a server before trying the next or answering 503, in milliseconds. */
   connectTimeoutMs?: number;
+  /** How long a statement may wait for its answer before its connection is dropped, in milliseconds. */
+  queryTimeoutMs?: number;
 }
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 2000;
+const DEFAULT_QUERY_TIMEOUT_MS = 5000;
 
 /**
  * The shared store: PostgreSQL (or a compatible database) through a pool of
@@ -37,12 +43,12 @@ export interface PostgresOptions {
  * becomes a bigint here, so no id passes through a double.
  */
 export class PostgresStore implements Store {
-  readonly #pool: pg.Pool;
+  readonly #pool: PrimaryPool;
   readonly writeConcurrency: number;
   readonly #plantBatch: PostgresPlantBatch;
   readonly webhooks: WebhookStore;
 
-  private constructor(pool: pg.Pool, poolSize: number) {
+  private constructor(pool: PrimaryPool, poolSize: number) {
     this.#pool = pool;
     const webhooks = new PostgresWebhookStore(pool);
     this.webhooks = webhooks;
@@ -51,18 +57,16 @@ export class PostgresStore implements Store {
     this.writeConcurrency = Math.max(1, poolSize - 1);
   }
 
-  /** Connects and migrates; rejects when the database cannot be reached or migrated. */
+  /**
+   * Connects and migrates; rejects when the database cannot be reached or
+   * migrated. `url` is libpq's form, with one host or several (PrimaryPool).
+   */
   static async open(url: string, options: PostgresOptions): Promise<PostgresStore> {
-    const pool = new pg.Pool({
-      connectionString: url,
-      max: options.poolSize,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
-      application_name: 'plantstore',
+    const pool = new PrimaryPool(parsePostgresUrl(url, 'DATABASE_URL'), {
+      poolSize: options.poolSize,
+      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      queryTimeoutMs: options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS,
     });
-    // An idle connection that breaks (a restart, a cut network) is dropped by
-    // the pool; the next query opens a new one. Without a listener the error
-    // would end the process.
-    pool.on('error', () => undefined);
     try {
       await translateErrors(() => migrate(pool));
     } catch (error) {

@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { Connections } from './primary-pool.js';
 import { plantFromRow } from '../store.js';
 import type { ClaimedMessage, NewSubscription, Settlement, Subscription, SubscriptionSummary, WebhookStore } from '../webhook-store.js';
 import { translateErrors } from './errors.js';
@@ -23,10 +23,10 @@ interface SubscriptionRow {
  * for them.
  */
 export class PostgresWebhookStore implements WebhookStore {
-  readonly #pool: pg.Pool;
+  readonly #pool: Connections;
   readonly #listeners: (() => void)[] = [];
 
-  constructor(pool: pg.Pool) {
+  constructor(pool: Connections) {
     this.#pool = pool;
   }
 

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ServiceError } from '../../src/errors.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { freshPostgresDatabase, POSTGRES_SKIP_REASON, postgresReachable } from '../helpers/postgres.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
+
+/** A port on loopback where nothing listens: a host that is down. */
+const DOWN = '127.0.0.1:1';
+
+/** `url` with `before` put in front of its host, as a libpq multi-host list. */
+function withHostsBefore(url: string, before: string): string {
+  const parsed = new URL(url);
+  return url.replace(`@${parsed.host}/`, `@${before},${parsed.host}/`);
+}
+
+if (!(await postgresReachable())) {
+  test('PostgreSQL hosts', { skip: POSTGRES_SKIP_REASON }, () => undefined);
+} else {
+  test('postgres: a multi-host URL connects to the first host that answers, in order', async (t) => {
+    const url = withHostsBefore(await freshPostgresDatabase(t), DOWN);
+    for (const attrs of ['any', 'read-write', 'primary']) {
+      const store = await PostgresStore.open(`${url}?target_session_attrs=${attrs}`, { poolSize: 2 });
+      t.after(() => store.close());
+      const [result] = await store.createPlants([{ id: BigInt(attrs.length), name: attrs }]);
+      assert.ok(result?.outcome === 'created' || result?.outcome === 'replayed', attrs);
+    }
+  });
+
+  test('postgres: with no host answering, the store is unavailable (503) within the connect timeouts, not hung', async (t) => {
+    const started = performance.now();
+    await assert.rejects(
+      PostgresStore.open(`postgres://postgres@${DOWN},127.0.0.1:2/plants?target_session_attrs=read-write`, { poolSize: 1, connectTimeoutMs: 500 }),
+      (error: unknown) => error instanceof ServiceError && error.code === 'STORE_UNAVAILABLE' && /127\.0\.0\.1:1 did not answer.*127\.0\.0\.1:2 did not answer/.test(String((error.cause as Error).message)),
+    );
+    assert.ok(performance.now() - started < 5000);
+    t.diagnostic(`refused in ${Math.round(performance.now() - started)} ms`);
+  });
+
+  test('postgres: a server that stops answering without closing is given up after the query timeout, and the next host taken', async (t) => {
+    const direct = new URL(await freshPostgresDatabase(t));
+    const frozen = await TcpProxy.start(t, { host: direct.hostname, port: Number(direct.port) });
+    const url = `postgres://postgres@127.0.0.1:${frozen.port},${direct.host}${direct.pathname}?target_session_attrs=read-write`;
+    const store = await PostgresStore.open(url, { poolSize: 2, connectTimeoutMs: 500, queryTimeoutMs: 500 });
+    t.after(() => store.close());
+    assert.equal((await store.createPlants([{ id: 1n, name: 'through the first host' }]))[0]?.outcome, 'created');
+    frozen.freeze();
+    const started = performance.now();
+    await assert.rejects(store.createPlants([{ id: 2n, name: 'lost with the frozen host' }]), (error: unknown) => error instanceof ServiceError && error.code === 'STORE_UNAVAILABLE');
+    assert.ok(performance.now() - started < 3000, 'the statement is given up at its timeout');
+    // The first host still takes connections but answers nothing: the search moves on to the second.
+    assert.equal((await store.createPlants([{ id: 2n, name: 'lost with the frozen host' }]))[0]?.outcome, 'created');
+  });
+}
