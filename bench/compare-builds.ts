@@ -7,14 +7,16 @@
 // holding a build's bin/, dist/ and openapi/ with node_modules beside them (for an earlier commit:
 // `git worktree add DIR COMMIT`, then `npm ci && npm run build` in it). Prints each round, then the
 // medians and the lowest figure of each target (the lowest is the round least disturbed), and each
-// target's highest peak RSS.
+// target's highest peak RSS. A build's TARGET may end in `@multi-host`: that build is then given the
+// database as a libpq multi-host URL (the same server twice, target_session_attrs=read-write), to
+// measure what following a failover costs beside the same build on a single-host URL.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadGenerator } from './load/load-generator.js';
 import { binLaunch } from './servers.js';
-import { freshStore, type StoreKind } from './stores.js';
+import { freshStore, multiHostUrl, type StoreKind } from './stores.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const { values, positionals: targets } = parseArgs({
@@ -53,15 +55,17 @@ for (let round = 1; round <= Number(values.rounds); round++) {
     const bench = await freshStore(values.store as StoreKind, values['postgres-url']);
     const port = 20000 + Math.floor(Math.random() * 20000);
     // A build runs with the flags and environment of its bin/plantstore's first line, as `npm run bench` runs the service.
-    const build = target === 'floor' || target === 'baseline' ? undefined : binLaunch(`${target}/bin/plantstore`);
+    const [folder, form] = target.split('@') as [string, string | undefined];
+    const build = target === 'floor' || target === 'baseline' ? undefined : binLaunch(`${folder}/bin/plantstore`);
     const command =
       target === 'floor'
         ? [process.execPath, `${ROOT}bench/baseline-server.mjs`, String(port), bench.url]
         : target === 'baseline'
           ? [process.execPath, `${ROOT}bench/baseline-server.mjs`, String(port)]
-          : [process.execPath, ...build!.flags, `${target}/bin/plantstore`, 'serve', '--port', String(port)];
+          : [process.execPath, ...build!.flags, `${folder}/bin/plantstore`, 'serve', '--port', String(port)];
     const [file, ...args] = taskset(0, command);
-    const env = { ...process.env, ...build?.env, BASELINE_TOKEN: bench.token, DATABASE_URL: bench.url };
+    const databaseUrl = form === 'multi-host' ? multiHostUrl(bench.url) : bench.url;
+    const env = { ...process.env, ...build?.env, BASELINE_TOKEN: bench.token, DATABASE_URL: databaseUrl };
     const child = spawn(file!, args, { env, stdio: ['ignore', 'ignore', 'inherit'] });
     try {
       const url = `http://127.0.0.1:${port}`;

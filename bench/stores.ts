@@ -43,6 +43,12 @@ export async function freshStore(kind: StoreKind, postgresAdminUrl: string): Pro
   }
 }
 
+/** A PostgreSQL URL as libpq's multi-host form: its server twice, the first primary kept. */
+export function multiHostUrl(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.protocol}//${parsed.username}@${parsed.host},${parsed.host}${parsed.pathname}?target_session_attrs=read-write`;
+}
+
 /**
  * Fills a store through the store layer, in large batches, not over HTTP, so
  * that ten million plants take minutes. Ids 1..count, below the load's ids.

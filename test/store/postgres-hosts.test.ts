@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { ServiceError } from '../../src/errors.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { freshPostgresDatabase, POSTGRES_SKIP_REASON, postgresReachable } from '../helpers/postgres.js';
+import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 
 /** A port on loopback where nothing listens: a host that is down. */
@@ -50,5 +51,23 @@ if (!(await postgresReachable())) {
     assert.ok(performance.now() - started < 3000, 'the statement is given up at its timeout');
     // The first host still takes connections but answers nothing: the search moves on to the second.
     assert.equal((await store.createPlants([{ id: 2n, name: 'lost with the frozen host' }]))[0]?.outcome, 'created');
+  });
+
+  test('postgres: every command takes a multi-host URL, and shows every host without the password', async (t) => {
+    const single = new URL(await freshPostgresDatabase(t));
+    single.password = 'not-needed-with-trust';
+    const url = `${withHostsBefore(single.toString(), DOWN)}?target_session_attrs=read-write`;
+    const shown = url.replace('not-needed-with-trust', '*****');
+    const env = { DATABASE_URL: url };
+    const config = await runCli(['config'], env);
+    assert.match(config.stdout, new RegExp(`^DATABASE_URL=${shown.replace(/[.*?+^$()[\]{}|\\]/g, '\\$&')}$`, 'm'));
+    const token = await createToken(env, 'hosts');
+    const server = await startServer(t, env);
+    const started = server.logs.find((line) => line['msg'] === 'plantstore serving') as { config: Record<string, string> };
+    assert.equal(started.config['DATABASE_URL'], shown);
+    assert.equal((await postPlant(server.url, token, '{"id":9007199254740993,"name":"through the list"}')).status, 200);
+    const exported = await runCli(['plants', 'export'], env);
+    assert.equal(exported.stdout, '{"id":9007199254740993,"name":"through the list"}\n');
+    for (const output of [config.stdout, config.stderr, exported.stderr, JSON.stringify(server.logs)]) assert.doesNotMatch(output, /not-needed-with-trust/);
   });
 }
