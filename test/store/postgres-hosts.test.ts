@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import pg from 'pg';
 import { ServiceError } from '../../src/errors.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { freshPostgresDatabase, POSTGRES_SKIP_REASON, postgresReachable } from '../helpers/postgres.js';
 import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { until } from '../helpers/until.js';
 
 /** A port on loopback where nothing listens: a host that is down. */
 const DOWN = '127.0.0.1:1';
@@ -69,5 +71,46 @@ if (!(await postgresReachable())) {
     const exported = await runCli(['plants', 'export'], env);
     assert.equal(exported.stdout, '{"id":9007199254740993,"name":"through the list"}\n');
     for (const output of [config.stdout, config.stderr, exported.stderr, JSON.stringify(server.logs)]) assert.doesNotMatch(output, /not-needed-with-trust/);
+  });
+
+  test('postgres: a server that turns read-only (25006, an old primary back as a standby) is left, with 503 until a primary answers', async (t) => {
+    const database = new URL(await freshPostgresDatabase(t));
+    const name = database.pathname.slice(1);
+    // Two names of the one server: a list of two hosts, both of which turn read-only together.
+    const url = `postgres://postgres@${database.host},localhost:${database.port}/${name}?target_session_attrs=read-write`;
+    const store = await PostgresStore.open(url, { poolSize: 2 });
+    t.after(() => store.close());
+    assert.equal((await store.createPlants([{ id: 1n, name: 'while writable' }]))[0]?.outcome, 'created');
+
+    const admin = new pg.Client({ connectionString: database.toString() });
+    // The test's database is dropped with FORCE after the test, which ends this connection too.
+    admin.on('error', () => undefined);
+    await admin.connect();
+    t.after(() => admin.end());
+    await admin.query(`ALTER DATABASE ${name} SET default_transaction_read_only = on`);
+    // The store's idle connections end (the pool forgets them without a failed statement); the next it opens is read-only.
+    await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
+    // The server ends a backend after it wrote the end to its socket: once none is left, the
+    // pool has read every end, before the answer of the query that saw none.
+    await until('the store holds no connection', async () => {
+      const { rows } = await admin.query<{ count: string }>('SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
+      return rows[0]!.count === '0';
+    });
+    const refused = await store.createPlants([{ id: 2n, name: 'while read-only' }]).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    assert.ok(refused instanceof ServiceError && refused.code === 'STORE_UNAVAILABLE', String(refused));
+    assert.equal((refused.cause as { code?: string }).code, '25006', 'the write was refused as read-only');
+    await until('the search finds no primary while both names are read-only', async () => {
+      const error = await store.createPlants([{ id: 2n, name: 'while read-only' }]).then(() => undefined, (thrown: unknown) => thrown);
+      return error instanceof ServiceError && /is read-only.*is read-only/.test(String((error.cause as Error | undefined)?.message));
+    });
+
+    await admin.query(`ALTER DATABASE ${name} RESET default_transaction_read_only`);
+    await until('a create succeeds once the server takes writes again', async () => {
+      const outcome = await store.createPlants([{ id: 2n, name: 'while read-only' }]).then((results) => results[0]?.outcome, () => undefined);
+      return outcome === 'created';
+    });
   });
 }
