@@ -23,6 +23,9 @@ export interface Connections {
   connect(): Promise<pg.PoolClient>;
 }
 
+/** node-postgres' pool, as one signature for all of `query`'s forms. */
+type Queryable = { query(...args: unknown[]): Promise<unknown> };
+
 /** After a search that found no server to keep, the next waits this long, so a dead formation is not hammered. */
 const SEARCH_AGAIN_MS = 250;
 
@@ -57,7 +60,7 @@ export class PrimaryPool implements Connections {
   #search: Promise<pg.Pool> | undefined;
   #lastRefusal: { at: number; error: ServiceError } | undefined;
   #ended = false;
-  readonly #watched = new WeakSet<pg.PoolClient>();
+  readonly #watchedClients = new WeakSet<pg.PoolClient>();
 
   constructor(url: PostgresUrl, options: PrimaryPoolOptions) {
     this.#url = url;
@@ -73,16 +76,23 @@ export class PrimaryPool implements Connections {
     }));
   }
 
-  readonly query = ((...args: unknown[]) => this.#query(args)) as pg.Pool['query'];
+  /**
+   * node-postgres' `pool.query`, on the pool of the server kept. Not an async
+   * function: on the write path a statement costs what it costs on a plain
+   * pool, and only a following pool watches the promise for a lost server.
+   */
+  readonly query = ((...args: unknown[]) => {
+    const pool = this.#pool;
+    if (pool === undefined) return this.#primary().then((found) => this.#checked(found, (found as unknown as Queryable).query(...args)));
+    const result = (pool as unknown as Queryable).query(...args);
+    return this.#follows ? this.#checked(pool, result) : result;
+  }) as pg.Pool['query'];
 
-  async #query(args: unknown[]): Promise<unknown> {
-    const pool = this.#pool ?? (await this.#primary());
-    try {
-      return await (pool.query as (...given: unknown[]) => Promise<unknown>)(...args);
-    } catch (error) {
-      this.#check(pool, error);
-      throw error;
-    }
+  /** `result`, checked for a lost server when it fails. */
+  #checked(pool: pg.Pool, result: Promise<unknown>): Promise<unknown> {
+    if (!this.#follows) return result;
+    result.catch((error: unknown) => this.#check(pool, error));
+    return result;
   }
 
   async connect(): Promise<pg.PoolClient> {
@@ -175,8 +185,8 @@ export class PrimaryPool implements Connections {
 
   /** Checks the errors of a connection's statements too: the webhook dispatcher's transactions run on one. */
   #watch(pool: pg.Pool, client: pg.PoolClient): void {
-    if (this.#watched.has(client)) return;
-    this.#watched.add(client);
+    if (this.#watchedClients.has(client)) return;
+    this.#watchedClients.add(client);
     const query = client.query as (...args: unknown[]) => unknown;
     const check = (error: unknown) => this.#check(pool, error);
     client.query = ((...args: unknown[]) => {
