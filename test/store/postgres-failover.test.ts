@@ -78,6 +78,8 @@ interface Failover {
   /** The first id to create, and the token's name: a formation that lives through two failovers keeps the plants of the first. */
   firstId?: bigint;
   tokenName?: string;
+  /** False when the old primary serves until the new one takes over (a switchover). */
+  primaryGone?: boolean;
 }
 
 /**
@@ -103,12 +105,17 @@ async function survivesFailover(t: TestContext, failover: Failover): Promise<voi
     await until(`${ACKNOWLEDGED_EACH_SIDE} creates acknowledged before the failure`, () => load.acknowledgedAfter(0) >= ACKNOWLEDGED_EACH_SIDE, 60_000);
     await failover.fail();
     await sleep(DETECTION_MS);
+    // A switchover keeps a primary until it hands over: readiness is checked where there is none.
+    if (failover.primaryGone !== false) {
+      await until('readiness fails while no primary answers', async () => (await fetch(`${server.url}/readyz`)).status === 503, 15_000);
+    }
     await failover.promote();
     const promotedAt = performance.now();
     await until(`${ACKNOWLEDGED_EACH_SIDE} creates acknowledged after the promotion`, () => load.acknowledgedAfter(promotedAt) >= ACKNOWLEDGED_EACH_SIDE, 60_000);
     const first200 = load.answers.find((answer) => answer.status === 200 && answer.at > promotedAt)!;
     t.diagnostic(`first 200 after the promotion: ${Math.round(first200.at - promotedAt)} ms`);
     assert.ok(first200.at - promotedAt <= FIRST_200_AFTER_PROMOTION_MS, `the first 200 came ${Math.round(first200.at - promotedAt)} ms after the promotion`);
+    assert.equal((await fetch(`${server.url}/readyz`)).status, 200, 'ready again');
   } finally {
     await load.stop();
   }
@@ -197,6 +204,12 @@ test('pg_auto_failover: the primary node killed under load, then a switchover un
   const formation = await startAutoFailoverFormation(t);
   if (formation === undefined) return;
   const first = await formation.currentPrimary();
+  // sslmode keeps libpq's meanings: require encrypts without checking the nodes' self-signed certificates, verify-full checks them.
+  const verifying = formation.url.replace('sslmode=require', 'sslmode=verify-full');
+  assert.notEqual(verifying, formation.url);
+  const refused = await runCli(['plants', 'export'], { DATABASE_URL: verifying, ...FORMATION_ENV });
+  assert.equal(refused.code, 1, refused.stderr);
+  assert.match(refused.stderr, /certificate/);
   await t.test('the primary node killed', async (t) => {
     await survivesFailover(t, {
       databaseUrl: formation.url,
@@ -222,6 +235,7 @@ test('pg_auto_failover: the primary node killed under load, then a switchover un
       storedIds: () => formationIds(formation),
       firstId: 1_000_000n,
       tokenName: 'writer-after-switchover',
+      primaryGone: false,
     });
   });
 });

@@ -3,6 +3,7 @@ import { parse as parseConnectionString, toClientConfig } from 'pg-connection-st
 import type { PostgresUrl } from '../../config.js';
 import { ServiceError } from '../../errors.js';
 import { lostServer } from './errors.js';
+import { StallWatch } from './stall-watch.js';
 
 export interface PrimaryPoolOptions {
   /** Most connections this process opens. */
@@ -41,7 +42,8 @@ const SEARCH_AGAIN_MS = 250;
  * (`pg_is_in_recovery()`, `transaction_read_only`), or for `primary`, is
  * not in recovery. A pool of connections to that server serves until one of
  * them shows the server is gone: a connection error or cut, a shutdown
- * (57P01-57P03), a statement past its timeout, or a write refused as
+ * (57P01-57P03), statements in flight with no answer within the query
+ * timeout (StallWatch), or a write refused as
  * read-only (25006: the old primary came back as a standby). Then the pool
  * is dropped, its connections never reused, and the next statement searches
  * again. A statement that fails that way still fails, with 503: the client's
@@ -57,6 +59,8 @@ export class PrimaryPool implements Connections {
   /** Whether there is anything to follow: more than one host, or a host that must take writes. */
   readonly #follows: boolean;
   #pool: pg.Pool | undefined;
+  /** Each pool's watch for a server gone silent, until the pool has ended. */
+  readonly #watches = new WeakMap<pg.Pool, StallWatch>();
   #search: Promise<pg.Pool> | undefined;
   #lastRefusal: { at: number; error: ServiceError } | undefined;
   #ended = false;
@@ -71,7 +75,6 @@ export class PrimaryPool implements Connections {
       application_name: 'plantstore',
       ...toClientConfig(parseConnectionString(single, { useLibpqCompat: true })),
       connectionTimeoutMillis: options.connectTimeoutMs,
-      query_timeout: options.queryTimeoutMs,
       keepAlive: true,
     }));
   }
@@ -104,7 +107,7 @@ export class PrimaryPool implements Connections {
       this.#check(pool, error);
       throw error;
     }
-    if (this.#follows) this.#watch(pool, client);
+    if (this.#follows) this.#watchClient(pool, client);
     return client;
   }
 
@@ -118,6 +121,7 @@ export class PrimaryPool implements Connections {
     const pool = this.#pool;
     this.#pool = undefined;
     await pool?.end();
+    if (pool !== undefined) this.#watches.get(pool)?.stop();
   }
 
   /** The pool of the server to keep: the one in use, or the one a search (at most one at a time) finds. */
@@ -148,7 +152,7 @@ export class PrimaryPool implements Connections {
 
   /** Why a server is not the one to keep, or undefined when it is. */
   async #refusal(server: pg.ClientConfig): Promise<string | undefined> {
-    const client = new pg.Client(server);
+    const client = new pg.Client({ ...server, query_timeout: this.#options.queryTimeoutMs });
     client.on('error', () => undefined);
     try {
       await client.connect();
@@ -172,19 +176,28 @@ export class PrimaryPool implements Connections {
     // the pool; the next query opens a new one. Without a listener the error
     // would end the process.
     pool.on('error', () => undefined);
+    this.#watches.set(pool, new StallWatch(pool, this.#options.queryTimeoutMs, () => this.#drop(pool)));
     return pool;
+  }
+
+  /** Forgets `pool` when it is the one kept and there is another server to look for. */
+  #drop(pool: pg.Pool): void {
+    if (!this.#follows || pool !== this.#pool) return;
+    this.#pool = undefined;
+    // Connections still in use close as they are released; a released one is never reused.
+    pool
+      .end()
+      .catch(() => undefined)
+      .finally(() => this.#watches.get(pool)?.stop());
   }
 
   /** Drops `pool` when `error` shows its server gone, so the next statement searches again. */
   #check(pool: pg.Pool, error: unknown): void {
-    if (!this.#follows || pool !== this.#pool || !lostServer(error)) return;
-    this.#pool = undefined;
-    // Connections still in use close as they are released; a released one is never reused.
-    pool.end().catch(() => undefined);
+    if (lostServer(error)) this.#drop(pool);
   }
 
   /** Checks the errors of a connection's statements too: the webhook dispatcher's transactions run on one. */
-  #watch(pool: pg.Pool, client: pg.PoolClient): void {
+  #watchClient(pool: pg.Pool, client: pg.PoolClient): void {
     if (this.#watchedClients.has(client)) return;
     this.#watchedClients.add(client);
     const query = client.query as (...args: unknown[]) => unknown;
