@@ -86,7 +86,7 @@ export const settings = {
   databaseQueryTimeoutMs: defineSetting({
     env: 'DATABASE_QUERY_TIMEOUT_MS',
     default: 5000, // milliseconds
-    help: 'longest a PostgreSQL statement may wait for its answer before its connection is dropped, in ms',
+    help: 'how long PostgreSQL statements in flight may go without an answer before the connections to that server are cut, in ms',
     parse: (text, source) => parseInteger(text, source, 100, 3_600_000),
   }),
   writeBatchMax: defineSetting({
