@@ -8,7 +8,8 @@ export type DatabaseLocation =
   | { readonly kind: 'postgres'; readonly url: string; readonly shown: string; readonly postgres: PostgresUrl };
 
 /**
- * `sqlite:PATH` (relative to the working directory), `sqlite:///ABSOLUTE/PATH`,
+ * `sqlite:PATH` (relative to the working directory), `sqlite:/ABSOLUTE/PATH` or
+ * `sqlite:///ABSOLUTE/PATH`,
  * or `postgres://` / `postgresql://` in libpq's form, with one host or
  * several (see postgres-url.ts).
  */
@@ -24,5 +25,5 @@ export function parseDatabaseUrl(text: string, source: string): DatabaseLocation
     return { kind: 'postgres', url, shown: postgres.shown, postgres };
   }
   // The text may hold a password: it is not repeated.
-  throw new ConfigError(`${source} must be a database URL: sqlite:PATH or postgres://USER@HOST:PORT/DATABASE`);
+  throw new ConfigError(`${source} must be a database URL: sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`);
 }

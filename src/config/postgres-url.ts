@@ -36,7 +36,7 @@ const SECRET_PARAMETERS = new Set(['password', 'sslpassword']);
 export function parsePostgresUrl(text: string, source: string): PostgresUrl {
   const match = SCHEME.exec(text.trim());
   const invalid = (why: string) => new ConfigError(`${source} is not a valid PostgreSQL URL (${why}); the form is postgres://USER:PASSWORD@HOST:PORT[,HOST:PORT...]/DATABASE`);
-  if (match === null) throw invalid('it does not read as postgres://USER@HOST:PORT/DATABASE');
+  if (match === null) throw invalid('it does not read as postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE');
   const [, scheme, userinfo, hostList = '', path = '', query = ''] = match;
   const parameters = new URLSearchParams(query);
   const attrs = parameters.get('target_session_attrs') ?? 'any';

@@ -51,7 +51,7 @@ export const settings = {
   database: defineSetting({
     env: 'DATABASE_URL',
     default: parseDatabaseUrl('sqlite:./data/plantstore.db', 'default'),
-    help: 'where plants and tokens are stored: sqlite:PATH or postgres://USER@HOST:PORT[,HOST:PORT...]/DB',
+    help: 'where plants and tokens are stored: sqlite:PATH (relative, or /absolute) or postgres://USER[:PASSWORD]@HOST[:PORT][,HOST:PORT...]/DB',
     parse: parseDatabaseUrl,
     show: (location: DatabaseLocation) => location.shown,
   }),

@@ -102,7 +102,7 @@ test('bad copy command lines exit 2', async (t) => {
   const cases: [string[], string][] = [
     [['copy', '--from', url], 'plantstore: copy needs --from URL and --to URL\n'],
     [['copy', '--from', url, '--to', url], 'plantstore: --from and --to name the same store\n'],
-    [['copy', '--from', url, '--to', 'ftp://x'], 'plantstore: --to must be a database URL: sqlite:PATH or postgres://USER@HOST:PORT/DATABASE\n'],
+    [['copy', '--from', url, '--to', 'ftp://x'], 'plantstore: --to must be a database URL: sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE\n'],
     [['copy', '--from', url, '--to', `${url}2`, '--batch-size', '0'], 'plantstore: --batch-size must be a whole number from 1 to 100000, got "0"\n'],
   ];
   for (const [args, stderr] of cases) {

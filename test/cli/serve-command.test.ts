@@ -11,7 +11,7 @@ test('a wrong setting fails at start with one line that names it, and exit code 
     [{}, ['--port', '-1'], "plantstore: Option '--port' argument is ambiguous\n"],
     [{}, ['--port', '1.5'], 'plantstore: --port must be a whole number from 0 to 65535, got "1.5"\n'],
     [{ LOG_LEVEL: 'loud' }, [], 'plantstore: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"\n'],
-    [{ DATABASE_URL: 'mysql://user:secret@db/plants' }, [], 'plantstore: DATABASE_URL must be a database URL: sqlite:PATH or postgres://USER@HOST:PORT/DATABASE\n'],
+    [{ DATABASE_URL: 'mysql://user:secret@db/plants' }, [], 'plantstore: DATABASE_URL must be a database URL: sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE\n'],
     [{ DATABASE_URL: 'postgres://user:secret@[db/plants' }, [], 'plantstore: DATABASE_URL is not a valid PostgreSQL URL (a host is not HOST or HOST:PORT); the form is postgres://USER:PASSWORD@HOST:PORT[,HOST:PORT...]/DATABASE\n'],
     [{ DATABASE_POOL_SIZE: '0' }, [], 'plantstore: DATABASE_POOL_SIZE must be a whole number from 1 to 1000, got "0"\n'],
     [{}, ['--workers', 'many'], 'plantstore: --workers must be a whole number from 1 to 256, got "many"\n'],

@@ -108,7 +108,7 @@ test('bad token command lines fail with one line on stderr and exit code 2', asy
     [['token', 'revoke'], 'plantstore: token revoke needs the ID or NAME of a token\n'],
     [['token', 'revoke', 'a', 'b'], 'plantstore: unexpected argument "b"\n'],
     [['token', 'rotate'], 'plantstore: unknown token subcommand "rotate"; expected create, list or revoke\n'],
-    [['token', 'list', '--database-url', 'mysql://x'], 'plantstore: --database-url must be a database URL: sqlite:PATH or postgres://USER@HOST:PORT/DATABASE\n'],
+    [['token', 'list', '--database-url', 'mysql://x'], 'plantstore: --database-url must be a database URL: sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE\n'],
   ];
   for (const [args, stderr] of cases) {
     const result = await runCli(args, env);
