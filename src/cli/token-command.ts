@@ -89,8 +89,8 @@ async function revokeToken(argv: readonly string[], context: CommandContext): Pr
   const ref = /^\d+$/.test(target) ? { id: Number(target) } : { name: target };
   return withStore(values, context, async (store) => {
     const revoked = await store.revokeToken(ref, new Date());
-    if (revoked === undefined) throw new CommandFailed(`no active token with ${'id' in ref ? 'id' : 'name'} ${JSON.stringify(target)}`);
-    context.stderr.write(`Revoked token ${revoked.id} (${revoked.name}).\n`);
+    if (revoked.length === 0) throw new CommandFailed(`no active token with ${'id' in ref ? 'id' : 'name'} ${JSON.stringify(target)}`);
+    for (const token of revoked) context.stderr.write(`Revoked token ${token.id} (${token.name}).\n`);
     return 0;
   });
 }
