@@ -16,7 +16,7 @@ The plant store service and its administration.
 Commands:
   serve                     run the HTTP server (npm start runs this)
   token create --name NAME  create an API token and print it on stdout
-  token list [--json]       list tokens
+  token list [--json]       list tokens, with when each was last used
   token revoke ID_OR_NAME   revoke a token
   webhook add URL           subscribe a URL to every new plant; prints its signing secret
   webhook list [--json]     list webhook subscriptions with their backlog and errors

@@ -11,7 +11,13 @@ const help = {
       'DURATION is a number and a unit: 90s, 15m, 12h, 30d, 2w. Without it the token does not expire.',
     STORE_SETTINGS,
   ),
-  list: helpText('plantstore token list [--json]', 'Lists every token (never the token itself): id, name, status, dates.', STORE_SETTINGS),
+  list: helpText(
+    'plantstore token list [--json]',
+    'Lists every token (never the token itself): id, name, status, dates, and its last use:\n' +
+      'servers write uses every 5 seconds and as they stop.\n' +
+      'JWT clients have no token here: their requests are in the access log.',
+    STORE_SETTINGS,
+  ),
   revoke: helpText(
     'plantstore token revoke ID_OR_NAME',
     'Revokes an active token; running servers refuse it within one second.',
@@ -67,13 +73,14 @@ async function listTokens(argv: readonly string[], context: CommandContext): Pro
       createdAt: token.createdAt.toISOString(),
       expiresAt: token.expiresAt?.toISOString() ?? null,
       revokedAt: token.revokedAt?.toISOString() ?? null,
+      lastUsedAt: token.lastUsedAt?.toISOString() ?? null,
     }));
     if (values.json) {
       context.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
       return 0;
     }
-    const table = [['ID', 'NAME', 'STATUS', 'CREATED', 'EXPIRES', 'REVOKED']].concat(
-      rows.map((row) => [String(row.id), row.name, row.status, row.createdAt, row.expiresAt ?? '-', row.revokedAt ?? '-']),
+    const table = [['ID', 'NAME', 'STATUS', 'CREATED', 'EXPIRES', 'REVOKED', 'LAST USED']].concat(
+      rows.map((row) => [String(row.id), row.name, row.status, row.createdAt, row.expiresAt ?? '-', row.revokedAt ?? '-', row.lastUsedAt ?? '-']),
     );
     writeTable(context, table);
     return 0;

@@ -26,16 +26,16 @@ test('token list shows every token without the token itself, as a table or JSON'
   const table = await runCli(['token', 'list'], env);
   assert.equal(table.code, 0);
   const lines = table.stdout.trimEnd().split('\n');
-  assert.match(lines[0]!, /^ID\s+NAME\s+STATUS\s+CREATED\s+EXPIRES\s+REVOKED$/);
-  assert.match(lines[1]!, /^1\s+alpha\s+revoked\s+\S+Z\s+-\s+\S+Z$/);
-  assert.match(lines[2]!, /^2\s+beta\s+active\s+\S+Z\s+\S+Z\s+-$/);
+  assert.match(lines[0]!, /^ID\s+NAME\s+STATUS\s+CREATED\s+EXPIRES\s+REVOKED\s+LAST USED$/);
+  assert.match(lines[1]!, /^1\s+alpha\s+revoked\s+\S+Z\s+-\s+\S+Z\s+-$/);
+  assert.match(lines[2]!, /^2\s+beta\s+active\s+\S+Z\s+\S+Z\s+-\s+-$/);
   assert.ok(!table.stdout.includes(first));
 
   const json = await runCli(['token', 'list', '--json'], env);
-  const rows = JSON.parse(json.stdout) as { id: number; name: string; status: string; expiresAt: string | null }[];
-  assert.deepEqual(rows.map(({ id, name, status }) => ({ id, name, status })), [
-    { id: 1, name: 'alpha', status: 'revoked' },
-    { id: 2, name: 'beta', status: 'active' },
+  const rows = JSON.parse(json.stdout) as { id: number; name: string; status: string; expiresAt: string | null; lastUsedAt: string | null }[];
+  assert.deepEqual(rows.map(({ id, name, status, lastUsedAt }) => ({ id, name, status, lastUsedAt })), [
+    { id: 1, name: 'alpha', status: 'revoked', lastUsedAt: null },
+    { id: 2, name: 'beta', status: 'active', lastUsedAt: null },
   ]);
   const days = (Date.parse(rows[1]!.expiresAt!) - Date.now()) / 86_400_000;
   assert.ok(days > 29.9 && days <= 30, `expires in ${days} days`);
