@@ -22,7 +22,8 @@ interface Remembered {
  * trip, and no hash, per request. Revocation happens in the store, possibly
  * from another process or instance; the short memory bounds how long a
  * revoked token can still pass. Expiry is checked on every request against
- * the remembered record, so it is exact.
+ * the remembered record, so it is exact; so is the end of a rotated token's
+ * grace, once a lookup has seen the rotation.
  *
  * A valid token still in use once half its memory has passed is looked up
  * again in the background while its requests go on being answered from
@@ -102,7 +103,8 @@ export class StoreTokenVerifier implements TokenVerifier {
 
 function verdict({ record, valid }: Remembered, now: number): Verification {
   if (record === undefined || valid === undefined) return { valid: false, reason: 'unknown' };
-  if (record.revokedAt !== null) return { valid: false, reason: 'revoked' };
+  // A rotated token's revocation lies ahead until its grace ends.
+  if (record.revokedAt !== null && record.revokedAt.getTime() <= now) return { valid: false, reason: 'revoked' };
   if (record.expiresAt !== null && record.expiresAt.getTime() <= now) return { valid: false, reason: 'expired' };
   return valid;
 }

@@ -107,7 +107,10 @@ test('bad token command lines fail with one line on stderr and exit code 2', asy
     [['token', 'create', '--name', 'ci', '--colour', 'red'], "plantstore: Unknown option '--colour'\n"],
     [['token', 'revoke'], 'plantstore: token revoke needs the ID or NAME of a token\n'],
     [['token', 'revoke', 'a', 'b'], 'plantstore: unexpected argument "b"\n'],
-    [['token', 'rotate'], 'plantstore: unknown token subcommand "rotate"; expected create, list or revoke\n'],
+    [['token', 'renew'], 'plantstore: unknown token subcommand "renew"; expected create, list, revoke or rotate\n'],
+    [['token', 'rotate'], 'plantstore: token rotate needs the NAME of a token\n'],
+    [['token', 'rotate', 'ci', '--grace', 'a while'], 'plantstore: --grace must be 0 or a duration such as 90s, 15m, 12h, 30d or 2w, got "a while"\n'],
+    [['token', 'rotate', '42'], 'plantstore: token name "42" must start with a letter and hold at most 64 letters, digits, \'.\', \'_\' or \'-\'\n'],
     [['token', 'list', '--database-url', 'mysql://x'], 'plantstore: --database-url must be a database URL: sqlite:PATH or postgres://USER@HOST:PORT/DATABASE\n'],
   ];
   for (const [args, stderr] of cases) {
@@ -119,7 +122,7 @@ test('bad token command lines fail with one line on stderr and exit code 2', asy
 });
 
 test('every command has --help, and the top-level help names every command', async () => {
-  const commands = [['serve'], ['token'], ['token', 'create'], ['token', 'list'], ['token', 'revoke'], ['plants'], ['plants', 'export'], ['copy'], ['config']];
+  const commands = [['serve'], ['token'], ['token', 'create'], ['token', 'list'], ['token', 'revoke'], ['token', 'rotate'], ['plants'], ['plants', 'export'], ['copy'], ['config']];
   const top = await runCli(['--help']);
   assert.equal(top.code, 0);
   for (const command of commands) {
