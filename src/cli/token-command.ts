@@ -11,9 +11,11 @@ const DURATIONS = 'DURATION is a number and a unit: 90s, 15m, 12h, 30d, 2w.';
 
 const help = {
   create: helpText(
-    'plantstore token create --name NAME [--expires-in DURATION]',
+    'plantstore token create --name NAME [--expires-in DURATION] [--replace]',
     'Creates an API token and prints it, alone, on stdout; it is shown only this once.\n' +
-      `${DURATIONS} Without it the token does not expire.`,
+      `${DURATIONS} Without it the token does not expire.\n` +
+      'A name held by an active token is refused; with --replace, the tokens of that name are\n' +
+      'revoked and the new one takes their place, so a script can run again.',
     STORE_SETTINGS,
   ),
   list: helpText(
@@ -51,7 +53,7 @@ export function tokenCommand(argv: readonly string[], context: CommandContext): 
 
 async function createToken(argv: readonly string[], context: CommandContext): Promise<number> {
   const { values } = parseCommandLine(argv, {
-    options: { name: { type: 'string' }, 'expires-in': { type: 'string' } },
+    options: { name: { type: 'string' }, 'expires-in': { type: 'string' }, replace: { type: 'boolean' } },
     settingNames: STORE_SETTINGS,
   });
   if (values.help) return printHelp(context, help.create);
@@ -59,12 +61,12 @@ async function createToken(argv: readonly string[], context: CommandContext): Pr
   const name = checkedName(values.name);
   const expiresInMs = optionalDuration('--expires-in', values['expires-in']);
   return withStore(values, context, async (store) => {
-    const result = await issueToken(store, expiresInMs === undefined ? { name } : { name, expiresInMs });
+    const result = await issueToken(store, { name, replace: values.replace === true, ...(expiresInMs === undefined ? {} : { expiresInMs }) });
     if (!result.issued) {
       throw result.reason === 'invalid-name' ? new UsageError(result.problem) : new CommandFailed(result.problem);
     }
     context.stdout.write(`${result.token}\n`);
-    reportIssued(context, [], result.record);
+    reportIssued(context, result.revoked, result.record);
     return 0;
   });
 }

@@ -118,3 +118,20 @@ test('token rotate of a name with no active token fails and changes nothing', as
   }
   assert.equal((await listTokens(env)).length, 1);
 });
+
+test('token create --replace revokes the active token of that name and a running server refuses it; without a token of the name it simply creates', async (t) => {
+  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
+  const server = await startServer(t, env);
+  const first = await runCli(['token', 'create', '--name', 'ci', '--replace'], env);
+  assert.equal(first.code, 0, first.stderr);
+  assert.match(first.stderr, /^Created token 1 \(ci\)/);
+  const old = first.stdout.trim();
+  assert.equal((await postPlant(server.url, old, plant())).status, 200);
+
+  const second = await runCli(['token', 'create', '--name', 'ci', '--replace'], env);
+  assert.equal(second.code, 0, second.stderr);
+  assert.match(second.stdout, /^ps_[A-Za-z0-9_-]{43}\n$/);
+  assert.match(second.stderr, /^Revoked token 1 \(ci\)\.\nCreated token 2 \(ci\); it does not expire\./);
+  assert.equal((await postPlant(server.url, second.stdout.trim(), plant())).status, 200);
+  await until('the server refuses the replaced token', async () => (await postPlant(server.url, old, plant())).status === 401, 5000);
+});
