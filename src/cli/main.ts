@@ -15,8 +15,8 @@ The plant store service and its administration.
 
 Commands:
   serve                     run the HTTP server (npm start runs this)
-  token create --name NAME  create an API token and print it on stdout (--replace: in place of that name's)
-  token list [--json]       list tokens, with when each was last used
+  token create --name NAME  create an API token and print it on stdout
+  token list [--json]       list tokens
   token revoke ID_OR_NAME   revoke a token
   token rotate NAME         give a token a new secret; the old one works for a grace (24h by default)
   webhook add URL           subscribe a URL to every new plant; prints its signing secret

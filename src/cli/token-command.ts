@@ -5,6 +5,7 @@ import { parseDuration } from '../tokens/duration.js';
 import { issueToken } from '../tokens/issue-token.js';
 import { DEFAULT_ROTATION_GRACE_MS, rotateToken } from '../tokens/rotate-token.js';
 import { tokenStatus } from '../tokens/token-status.js';
+import { TOKEN_USE_WRITE_INTERVAL_MS } from '../tokens/token-use-writer.js';
 import { type CommandContext, CommandFailed, helpText, parseCommandLine, runSubcommand, UsageError, withStore, writeTable } from './command-line.js';
 
 const DURATIONS = 'DURATION is a number and a unit: 90s, 15m, 12h, 30d, 2w.';
@@ -21,7 +22,7 @@ const help = {
   list: helpText(
     'plantstore token list [--json]',
     'Lists every token (never the token itself): id, name, status (active, retiring, revoked,\n' +
-      'expired), dates, and its last use: servers write uses every 5 seconds and as they stop.\n' +
+      `expired), dates, and its last use: servers write uses every ${TOKEN_USE_WRITE_INTERVAL_MS / 1000} seconds and as they stop.\n` +
       'JWT clients have no token here: their requests are in the access log.',
     STORE_SETTINGS,
   ),
@@ -36,7 +37,7 @@ const help = {
     'Gives the active token NAME a new secret: prints the new token, alone, on stdout. The old one\n' +
       'goes on working (status retiring) for the grace, 24h by default, 0 to stop it at once, so its\n' +
       'clients can be switched with no downtime; stderr says until when.\n' +
-      `${DURATIONS} Without --expires-in the new token lives as long as the old one was made to.`,
+      `${DURATIONS}\nWithout --expires-in the new token lives as long as the old one was made to.`,
     STORE_SETTINGS,
   ),
 };
