@@ -22,6 +22,8 @@ import { requestLogger } from './observability/request-logger.js';
 import { GroupCommit } from './plants/group-commit.js';
 import type { Store } from './store/store.js';
 import { createTokenVerifier, type TokenSettings } from './tokens/create-token-verifier.js';
+import { TokenUses } from './tokens/token-uses.js';
+import { TokenUseWriter } from './tokens/token-use-writer.js';
 import type { TokenVerifier } from './tokens/token-verifier.js';
 
 declare module 'fastify' {
@@ -76,7 +78,9 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
       metrics.commitDuration.observe(seconds);
     },
   });
-  const verifier = createTokenVerifier(config, store, logger, clock);
+  const tokenUses = new TokenUses();
+  const verifier = createTokenVerifier(config, store, logger, clock, tokenUses);
+  const tokenUseWriter = new TokenUseWriter(store, tokenUses, logger);
   const limiter = new AuthFailureLimiter({ limit: config.authFailureLimit, windowMs: config.authFailureWindowMs });
   const pipeline = new CreatePipeline({ writer, verifier, limiter, metrics });
   const record = recordCompletion(logger, metrics);
@@ -121,6 +125,9 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
   app.decorate('tokenVerifier', verifier);
   app.decorateRequest('caller', null);
   app.addHook('onClose', () => writer.drain());
+  // The tokens' last uses are written every few seconds while the app runs, and once more as it closes.
+  app.addHook('onReady', async () => tokenUseWriter.start());
+  app.addHook('onClose', () => tokenUseWriter.stop());
   addGlobalHooks(app, record);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(async (request) => {

@@ -18,6 +18,7 @@ Commands:
   token create --name NAME  create an API token and print it on stdout
   token list [--json]       list tokens
   token revoke ID_OR_NAME   revoke a token
+  token rotate NAME         give a token a new secret; the old one works for a grace (24h by default)
   webhook add URL           subscribe a URL to every new plant; prints its signing secret
   webhook list [--json]     list webhook subscriptions with their backlog and errors
   webhook remove ID         stop deliveries to a subscription

@@ -1,56 +1,95 @@
 import { STORE_SETTINGS } from '../config.js';
 import type { TokenRecord } from '../store/store.js';
+import { tokenNameProblem } from '../tokens/api-token.js';
 import { parseDuration } from '../tokens/duration.js';
 import { issueToken } from '../tokens/issue-token.js';
+import { DEFAULT_ROTATION_GRACE_MS, rotateToken } from '../tokens/rotate-token.js';
+import { tokenStatus } from '../tokens/token-status.js';
+import { TOKEN_USE_WRITE_INTERVAL_MS } from '../tokens/token-use-writer.js';
 import { type CommandContext, CommandFailed, helpText, parseCommandLine, runSubcommand, UsageError, withStore, writeTable } from './command-line.js';
+
+const DURATIONS = 'DURATION is a number and a unit: 90s, 15m, 12h, 30d, 2w.';
 
 const help = {
   create: helpText(
-    'plantstore token create --name NAME [--expires-in DURATION]',
+    'plantstore token create --name NAME [--expires-in DURATION] [--replace]',
     'Creates an API token and prints it, alone, on stdout; it is shown only this once.\n' +
-      'DURATION is a number and a unit: 90s, 15m, 12h, 30d, 2w. Without it the token does not expire.',
+      `${DURATIONS} Without it the token does not expire.\n` +
+      'A name held by an active token is refused; with --replace, the tokens of that name are\n' +
+      'revoked and the new one takes their place, so a script can run again.',
     STORE_SETTINGS,
   ),
-  list: helpText('plantstore token list [--json]', 'Lists every token (never the token itself): id, name, status, dates.', STORE_SETTINGS),
+  list: helpText(
+    'plantstore token list [--json]',
+    'Lists every token (never the token itself): id, name, status (active, retiring, revoked,\n' +
+      `expired), dates, and its last use: servers write uses every ${TOKEN_USE_WRITE_INTERVAL_MS / 1000} seconds and as they stop.\n` +
+      'JWT clients have no token here: their requests are in the access log.',
+    STORE_SETTINGS,
+  ),
   revoke: helpText(
     'plantstore token revoke ID_OR_NAME',
-    'Revokes an active token; running servers refuse it within one second.',
+    'Revokes a token; running servers refuse it within one second. By name, the active token and\n' +
+      'any still retiring after a rotation; by id, one token, which ends a retiring one\'s grace early.',
+    STORE_SETTINGS,
+  ),
+  rotate: helpText(
+    'plantstore token rotate NAME [--grace DURATION] [--expires-in DURATION]',
+    'Gives the active token NAME a new secret: prints the new token, alone, on stdout. The old one\n' +
+      'goes on working (status retiring) for the grace, 24h by default, 0 to stop it at once, so its\n' +
+      'clients can be switched with no downtime; stderr says until when.\n' +
+      `${DURATIONS}\nWithout --expires-in the new token lives as long as the old one was made to.`,
     STORE_SETTINGS,
   ),
 };
 
 export const tokenHelp = helpText(
-  'plantstore token <create|list|revoke> [options]',
+  'plantstore token <create|list|revoke|rotate> [options]',
   'Manages API tokens in the store named by DATABASE_URL, also while a server runs on it.\n' +
     'Run `plantstore token SUBCOMMAND --help` for the options of each.',
 );
 
 export function tokenCommand(argv: readonly string[], context: CommandContext): Promise<number> {
-  return runSubcommand('token', { create: createToken, list: listTokens, revoke: revokeToken }, tokenHelp, argv, context);
+  return runSubcommand('token', { create: createToken, list: listTokens, revoke: revokeToken, rotate: rotate }, tokenHelp, argv, context);
 }
 
 async function createToken(argv: readonly string[], context: CommandContext): Promise<number> {
   const { values } = parseCommandLine(argv, {
-    options: { name: { type: 'string' }, 'expires-in': { type: 'string' } },
+    options: { name: { type: 'string' }, 'expires-in': { type: 'string' }, replace: { type: 'boolean' } },
     settingNames: STORE_SETTINGS,
   });
   if (values.help) return printHelp(context, help.create);
   if (values.name === undefined) throw new UsageError('token create needs --name NAME');
-  let expiresInMs: number | undefined;
-  if (values['expires-in'] !== undefined) {
-    expiresInMs = parseDuration(values['expires-in']);
-    if (expiresInMs === undefined) {
-      throw new UsageError(`--expires-in must be a duration such as 90s, 15m, 12h, 30d or 2w, got ${JSON.stringify(values['expires-in'])}`);
-    }
-  }
+  const name = checkedName(values.name);
+  const expiresInMs = optionalDuration('--expires-in', values['expires-in']);
   return withStore(values, context, async (store) => {
-    const result = await issueToken(store, expiresInMs === undefined ? { name: values.name! } : { name: values.name!, expiresInMs });
+    const result = await issueToken(store, { name, replace: values.replace === true, ...(expiresInMs === undefined ? {} : { expiresInMs }) });
     if (!result.issued) {
       throw result.reason === 'invalid-name' ? new UsageError(result.problem) : new CommandFailed(result.problem);
     }
     context.stdout.write(`${result.token}\n`);
-    const expiry = result.record.expiresAt === null ? 'does not expire' : `expires ${result.record.expiresAt.toISOString()}`;
-    context.stderr.write(`Created token ${result.record.id} (${result.record.name}); it ${expiry}. Store it now: it is not shown again.\n`);
+    reportIssued(context, result.revoked, result.record);
+    return 0;
+  });
+}
+
+async function rotate(argv: readonly string[], context: CommandContext): Promise<number> {
+  const { values, positionals } = parseCommandLine(argv, {
+    options: { grace: { type: 'string' }, 'expires-in': { type: 'string' } },
+    settingNames: STORE_SETTINGS,
+    positionals: 1,
+  });
+  if (values.help) return printHelp(context, help.rotate);
+  if (positionals[0] === undefined) throw new UsageError('token rotate needs the NAME of a token');
+  const name = checkedName(positionals[0]);
+  const graceMs = parseGrace(values.grace);
+  const expiresInMs = optionalDuration('--expires-in', values['expires-in']);
+  return withStore(values, context, async (store) => {
+    const result = await rotateToken(store, { name, graceMs, ...(expiresInMs === undefined ? {} : { expiresInMs }) });
+    if (!result.rotated) {
+      throw result.reason === 'invalid-name' ? new UsageError(result.problem) : new CommandFailed(result.problem);
+    }
+    context.stdout.write(`${result.token}\n`);
+    reportIssued(context, result.retiring, result.record);
     return 0;
   });
 }
@@ -67,13 +106,14 @@ async function listTokens(argv: readonly string[], context: CommandContext): Pro
       createdAt: token.createdAt.toISOString(),
       expiresAt: token.expiresAt?.toISOString() ?? null,
       revokedAt: token.revokedAt?.toISOString() ?? null,
+      lastUsedAt: token.lastUsedAt?.toISOString() ?? null,
     }));
     if (values.json) {
       context.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
       return 0;
     }
-    const table = [['ID', 'NAME', 'STATUS', 'CREATED', 'EXPIRES', 'REVOKED']].concat(
-      rows.map((row) => [String(row.id), row.name, row.status, row.createdAt, row.expiresAt ?? '-', row.revokedAt ?? '-']),
+    const table = [['ID', 'NAME', 'STATUS', 'CREATED', 'EXPIRES', 'REVOKED', 'LAST USED']].concat(
+      rows.map((row) => [String(row.id), row.name, row.status, row.createdAt, row.expiresAt ?? '-', row.revokedAt ?? '-', row.lastUsedAt ?? '-']),
     );
     writeTable(context, table);
     return 0;
@@ -89,16 +129,46 @@ async function revokeToken(argv: readonly string[], context: CommandContext): Pr
   const ref = /^\d+$/.test(target) ? { id: Number(target) } : { name: target };
   return withStore(values, context, async (store) => {
     const revoked = await store.revokeToken(ref, new Date());
-    if (revoked === undefined) throw new CommandFailed(`no active token with ${'id' in ref ? 'id' : 'name'} ${JSON.stringify(target)}`);
-    context.stderr.write(`Revoked token ${revoked.id} (${revoked.name}).\n`);
+    if (revoked.length === 0) throw new CommandFailed(`no active token with ${'id' in ref ? 'id' : 'name'} ${JSON.stringify(target)}`);
+    for (const token of revoked) context.stderr.write(`Revoked token ${token.id} (${token.name}).\n`);
     return 0;
   });
 }
 
-function tokenStatus(token: TokenRecord, now: Date): 'active' | 'revoked' | 'expired' {
-  if (token.revokedAt !== null) return 'revoked';
-  if (token.expiresAt !== null && token.expiresAt <= now) return 'expired';
-  return 'active';
+/** What became of the tokens a new one replaced, then the new one's id and expiry: all on stderr, so stdout holds the token alone. */
+function reportIssued(context: CommandContext, replaced: readonly TokenRecord[], record: TokenRecord): void {
+  for (const old of replaced) {
+    context.stderr.write(
+      old.revokedAt! <= record.createdAt
+        ? `Revoked token ${old.id} (${old.name}).\n`
+        : `Token ${old.id} (${old.name}) works until ${old.revokedAt!.toISOString()}, then is revoked.\n`,
+    );
+  }
+  const expiry = record.expiresAt === null ? 'does not expire' : `expires ${record.expiresAt.toISOString()}`;
+  context.stderr.write(`Created token ${record.id} (${record.name}); it ${expiry}. Store it now: it is not shown again.\n`);
+}
+
+/** A name fit for a token, checked before the store is opened. */
+function checkedName(name: string): string {
+  const problem = tokenNameProblem(name);
+  if (problem !== undefined) throw new UsageError(problem);
+  return name;
+}
+
+function optionalDuration(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const milliseconds = parseDuration(text);
+  if (milliseconds === undefined) throw new UsageError(`${flag} must be a duration such as 90s, 15m, 12h, 30d or 2w, got ${JSON.stringify(text)}`);
+  return milliseconds;
+}
+
+/** --grace: a duration, or 0 for none. */
+function parseGrace(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_ROTATION_GRACE_MS;
+  if (/^0+[smhdw]?$/.test(text.trim())) return 0;
+  const milliseconds = parseDuration(text);
+  if (milliseconds === undefined) throw new UsageError(`--grace must be 0 or a duration such as 90s, 15m, 12h, 30d or 2w, got ${JSON.stringify(text)}`);
+  return milliseconds;
 }
 
 function printHelp(context: CommandContext, text: string): number {

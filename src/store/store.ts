@@ -35,8 +35,8 @@ export interface Store extends PlantBatchWriter {
 
   /**
    * Stores tokens taken from another store, keeping their ids. A token whose
-   * hash is already here is not stored again, but its revocation is carried
-   * over. Resolves how many were new; throws when an id or an active name is
+   * hash is already here is not stored again, but the earlier of its two
+   * revocations and the later of its two last uses are kept. Resolves how many were new; throws when an id or an active name is
    * held by a different token.
    */
   importTokens(tokens: readonly StoredToken[]): Promise<number>;
@@ -44,8 +44,34 @@ export interface Store extends PlantBatchWriter {
   /** How many plants are stored. */
   countPlants(): Promise<bigint>;
 
-  /** Revokes the active token with this id or name; resolves undefined when there is none. */
-  revokeToken(ref: TokenRef, at: Date): Promise<TokenRecord | undefined>;
+  /**
+   * Revokes at `at` the tokens this id or name picks that still work then:
+   * by name, the active one and any retiring after a rotation. Resolves them
+   * as revoked; none when nothing of that id or name still works.
+   */
+  revokeToken(ref: TokenRef, at: Date): Promise<TokenRecord[]>;
+
+  /**
+   * Stores `token` as its name's active token in place of the ones there, in
+   * one transaction. Each token of that name that would work past `retireAt`
+   * stops then: `retireAt` is now to replace them at once, or later to let
+   * clients switch over a grace period. Resolves the new record and the ones
+   * retired; `no-active-token`, with nothing changed, when `requireActive`
+   * and the name has no active token; `name-taken` when a concurrent
+   * command stored an active token of that name first.
+   */
+  replaceToken(
+    token: NewTokenRecord,
+    retireAt: Date,
+    options: { requireActive: boolean },
+  ): Promise<{ record: TokenRecord; retired: TokenRecord[] } | 'no-active-token' | 'name-taken'>;
+
+  /**
+   * Moves each token's `lastUsedAt` forward to its use, never back: several
+   * processes write the same tokens, each what it saw. Called every few
+   * seconds with what a server noted in memory, never per request.
+   */
+  recordTokenUses(uses: readonly TokenUse[]): Promise<void>;
 
   /** Answers when the database answers a real query; throws STORE_UNAVAILABLE otherwise. */
   ping(): Promise<void>;
@@ -74,7 +100,16 @@ export interface TokenRecord {
   name: string;
   createdAt: Date;
   expiresAt: Date | null;
+  /** When it stops working: past once revoked, future while it retires after a rotation. */
   revokedAt: Date | null;
+  /** Its latest use that a server has written, within a few seconds of it; null when none has. */
+  lastUsedAt: Date | null;
+}
+
+/** One token's latest use seen by a server. */
+export interface TokenUse {
+  id: number;
+  at: Date;
 }
 
 /** A token record with its hash: what moves between stores. */

@@ -18,3 +18,9 @@ export function hashToken(token: string): string {
 
 /** A name that a person types on the command line: starts with a letter, so it never looks like an id. */
 export const TOKEN_NAME = /^[A-Za-z][A-Za-z0-9._-]{0,63}$/;
+
+/** What is wrong with `name` as a token's name, or undefined when nothing is. */
+export function tokenNameProblem(name: string): string | undefined {
+  if (TOKEN_NAME.test(name)) return undefined;
+  return `token name ${JSON.stringify(name)} must start with a letter and hold at most 64 letters, digits, '.', '_' or '-'`;
+}

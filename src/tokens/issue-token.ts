@@ -1,28 +1,29 @@
 import type { Store, TokenRecord } from '../store/store.js';
-import { generateToken, hashToken, TOKEN_NAME } from './api-token.js';
+import { generateToken, hashToken, tokenNameProblem } from './api-token.js';
 
 export type IssueResult =
-  | { issued: true; token: string; record: TokenRecord }
+  | { issued: true; token: string; record: TokenRecord; revoked: TokenRecord[] }
   | { issued: false; reason: 'invalid-name' | 'name-taken'; problem: string };
 
-/** Makes a token and stores its hash; the token itself is returned once and never stored. */
+/**
+ * Makes a token and stores its hash; the token itself is returned once and
+ * never stored. A name held by an active token is refused, unless `replace`:
+ * then the tokens of that name that still work are revoked in the same
+ * transaction, so a script can run again and get a working token.
+ */
 export async function issueToken(
   store: Store,
-  request: { name: string; expiresInMs?: number },
+  request: { name: string; expiresInMs?: number; replace?: boolean },
   now: Date = new Date(),
 ): Promise<IssueResult> {
-  if (!TOKEN_NAME.test(request.name)) {
-    return {
-      issued: false,
-      reason: 'invalid-name',
-      problem: `token name ${JSON.stringify(request.name)} must start with a letter and hold at most 64 letters, digits, '.', '_' or '-'`,
-    };
-  }
+  const problem = tokenNameProblem(request.name);
+  if (problem !== undefined) return { issued: false, reason: 'invalid-name', problem };
   const token = generateToken();
   const expiresAt = request.expiresInMs === undefined ? null : new Date(now.getTime() + request.expiresInMs);
-  const record = await store.insertToken({ name: request.name, hash: hashToken(token), createdAt: now, expiresAt });
-  if (record === 'name-taken') {
+  const record = { name: request.name, hash: hashToken(token), createdAt: now, expiresAt };
+  const stored = request.replace === true ? await store.replaceToken(record, now, { requireActive: false }) : await store.insertToken(record);
+  if (stored === 'name-taken' || stored === 'no-active-token') {
     return { issued: false, reason: 'name-taken', problem: `an active token named ${JSON.stringify(request.name)} exists; revoke it or choose another name` };
   }
-  return { issued: true, token, record };
+  return 'retired' in stored ? { issued: true, token, record: stored.record, revoked: stored.retired } : { issued: true, token, record: stored, revoked: [] };
 }

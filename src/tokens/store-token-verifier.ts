@@ -1,6 +1,7 @@
 import type { Store, TokenRecord } from '../store/store.js';
 import { hashToken } from './api-token.js';
 import { TokenMemory } from './token-memory.js';
+import { TokenUses, type UseSlot } from './token-uses.js';
 import type { Caller, TokenVerifier, Verification } from './token-verifier.js';
 
 interface Remembered {
@@ -9,6 +10,8 @@ interface Remembered {
   caller: Caller | undefined;
   /** The verdict while the token is valid, made once too: a remembered valid token allocates nothing. */
   valid: Verification | undefined;
+  /** Where its uses are noted, for `token list`'s last use. */
+  use: UseSlot | undefined;
   /** When a valid token in use is looked up again in the background (epoch milliseconds). */
   refreshAt: number;
 }
@@ -19,7 +22,8 @@ interface Remembered {
  * trip, and no hash, per request. Revocation happens in the store, possibly
  * from another process or instance; the short memory bounds how long a
  * revoked token can still pass. Expiry is checked on every request against
- * the remembered record, so it is exact.
+ * the remembered record, so it is exact; so is the end of a rotated token's
+ * grace, once a lookup has seen the rotation.
  *
  * A valid token still in use once half its memory has passed is looked up
  * again in the background while its requests go on being answered from
@@ -28,6 +32,9 @@ interface Remembered {
  * route serves only remembered tokens). A revoked token still passes for at
  * most `ttlMs` after the lookup that last saw it valid. Concurrent lookups
  * of one token are one lookup.
+ *
+ * Each accepted request notes its time in the token's slot of `uses`, one
+ * property write; a TokenUseWriter takes them to the store in batches.
  */
 export class StoreTokenVerifier implements TokenVerifier {
   readonly #store: Store;
@@ -37,11 +44,13 @@ export class StoreTokenVerifier implements TokenVerifier {
   readonly #remembered = new TokenMemory<Remembered>();
   /** The lookups under way, by token: each token is looked up once at a time. */
   readonly #lookups = new Map<string, Promise<Remembered>>();
+  readonly #uses: TokenUses;
 
-  constructor(store: Store, options: { ttlMs: number; now?: () => number }) {
+  constructor(store: Store, options: { ttlMs: number; now?: () => number; uses?: TokenUses }) {
     this.#store = store;
     this.#ttlMs = options.ttlMs;
     this.#now = options.now ?? Date.now;
+    this.#uses = options.uses ?? new TokenUses();
   }
 
   verifyRemembered(token: string): Verification | undefined {
@@ -49,9 +58,10 @@ export class StoreTokenVerifier implements TokenVerifier {
     const remembered = this.#remembered.get(token, now);
     if (remembered === undefined) return undefined;
     const known = verdict(remembered, now);
-    if (known.valid && now >= remembered.refreshAt) {
+    if (known.valid) {
+      remembered.use!.at = now;
       // A failed refresh leaves the memory to lapse; the first request after that looks the token up itself.
-      this.#lookUp(token).catch(() => undefined);
+      if (now >= remembered.refreshAt) this.#lookUp(token).catch(() => undefined);
     }
     return known;
   }
@@ -59,7 +69,11 @@ export class StoreTokenVerifier implements TokenVerifier {
   async verify(token: string): Promise<Verification> {
     const known = this.verifyRemembered(token);
     if (known !== undefined) return known;
-    return verdict(await this.#lookUp(token), this.#now());
+    const remembered = await this.#lookUp(token);
+    const now = this.#now();
+    const looked = verdict(remembered, now);
+    if (looked.valid) remembered.use!.at = now;
+    return looked;
   }
 
   #lookUp(token: string): Promise<Remembered> {
@@ -78,7 +92,8 @@ export class StoreTokenVerifier implements TokenVerifier {
     const record = await this.#store.findTokenByHash(hashToken(token));
     const caller = record === undefined ? undefined : { name: record.name };
     const valid = caller === undefined ? undefined : ({ valid: true, caller } as const);
-    const remembered = { record, caller, valid, refreshAt: now + this.#ttlMs / 2 };
+    const use = record === undefined ? undefined : this.#uses.slot(record.id);
+    const remembered = { record, caller, valid, use, refreshAt: now + this.#ttlMs / 2 };
     if (this.#ttlMs > 0) this.#remembered.set(token, remembered, now + this.#ttlMs);
     return remembered;
   }
@@ -88,7 +103,8 @@ export class StoreTokenVerifier implements TokenVerifier {
 
 function verdict({ record, valid }: Remembered, now: number): Verification {
   if (record === undefined || valid === undefined) return { valid: false, reason: 'unknown' };
-  if (record.revokedAt !== null) return { valid: false, reason: 'revoked' };
+  // A rotated token's revocation lies ahead until its grace ends.
+  if (record.revokedAt !== null && record.revokedAt.getTime() <= now) return { valid: false, reason: 'revoked' };
   if (record.expiresAt !== null && record.expiresAt.getTime() <= now) return { valid: false, reason: 'expired' };
   return valid;
 }

@@ -26,16 +26,16 @@ test('token list shows every token without the token itself, as a table or JSON'
   const table = await runCli(['token', 'list'], env);
   assert.equal(table.code, 0);
   const lines = table.stdout.trimEnd().split('\n');
-  assert.match(lines[0]!, /^ID\s+NAME\s+STATUS\s+CREATED\s+EXPIRES\s+REVOKED$/);
-  assert.match(lines[1]!, /^1\s+alpha\s+revoked\s+\S+Z\s+-\s+\S+Z$/);
-  assert.match(lines[2]!, /^2\s+beta\s+active\s+\S+Z\s+\S+Z\s+-$/);
+  assert.match(lines[0]!, /^ID\s+NAME\s+STATUS\s+CREATED\s+EXPIRES\s+REVOKED\s+LAST USED$/);
+  assert.match(lines[1]!, /^1\s+alpha\s+revoked\s+\S+Z\s+-\s+\S+Z\s+-$/);
+  assert.match(lines[2]!, /^2\s+beta\s+active\s+\S+Z\s+\S+Z\s+-\s+-$/);
   assert.ok(!table.stdout.includes(first));
 
   const json = await runCli(['token', 'list', '--json'], env);
-  const rows = JSON.parse(json.stdout) as { id: number; name: string; status: string; expiresAt: string | null }[];
-  assert.deepEqual(rows.map(({ id, name, status }) => ({ id, name, status })), [
-    { id: 1, name: 'alpha', status: 'revoked' },
-    { id: 2, name: 'beta', status: 'active' },
+  const rows = JSON.parse(json.stdout) as { id: number; name: string; status: string; expiresAt: string | null; lastUsedAt: string | null }[];
+  assert.deepEqual(rows.map(({ id, name, status, lastUsedAt }) => ({ id, name, status, lastUsedAt })), [
+    { id: 1, name: 'alpha', status: 'revoked', lastUsedAt: null },
+    { id: 2, name: 'beta', status: 'active', lastUsedAt: null },
   ]);
   const days = (Date.parse(rows[1]!.expiresAt!) - Date.now()) / 86_400_000;
   assert.ok(days > 29.9 && days <= 30, `expires in ${days} days`);
@@ -107,7 +107,10 @@ test('bad token command lines fail with one line on stderr and exit code 2', asy
     [['token', 'create', '--name', 'ci', '--colour', 'red'], "plantstore: Unknown option '--colour'\n"],
     [['token', 'revoke'], 'plantstore: token revoke needs the ID or NAME of a token\n'],
     [['token', 'revoke', 'a', 'b'], 'plantstore: unexpected argument "b"\n'],
-    [['token', 'rotate'], 'plantstore: unknown token subcommand "rotate"; expected create, list or revoke\n'],
+    [['token', 'renew'], 'plantstore: unknown token subcommand "renew"; expected create, list, revoke or rotate\n'],
+    [['token', 'rotate'], 'plantstore: token rotate needs the NAME of a token\n'],
+    [['token', 'rotate', 'ci', '--grace', 'a while'], 'plantstore: --grace must be 0 or a duration such as 90s, 15m, 12h, 30d or 2w, got "a while"\n'],
+    [['token', 'rotate', '42'], 'plantstore: token name "42" must start with a letter and hold at most 64 letters, digits, \'.\', \'_\' or \'-\'\n'],
     [['token', 'list', '--database-url', 'mysql://x'], 'plantstore: --database-url must be a database URL: sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE\n'],
   ];
   for (const [args, stderr] of cases) {
@@ -119,7 +122,7 @@ test('bad token command lines fail with one line on stderr and exit code 2', asy
 });
 
 test('every command has --help, and the top-level help names every command', async () => {
-  const commands = [['serve'], ['token'], ['token', 'create'], ['token', 'list'], ['token', 'revoke'], ['plants'], ['plants', 'export'], ['copy'], ['config']];
+  const commands = [['serve'], ['token'], ['token', 'create'], ['token', 'list'], ['token', 'revoke'], ['token', 'rotate'], ['plants'], ['plants', 'export'], ['copy'], ['config']];
   const top = await runCli(['--help']);
   assert.equal(top.code, 0);
   for (const command of commands) {

@@ -58,15 +58,15 @@ export function storeContract(backend: string, openFresh: (t: TestContext) => Pr
     const b = await store.insertToken({ name: 'b', hash: 'h-b', createdAt, expiresAt });
     assert.ok(a !== 'name-taken', 'a is inserted');
     assert.ok(b !== 'name-taken', 'b is inserted');
-    assert.deepEqual(a, { id: a.id, name: 'a', createdAt, expiresAt: null, revokedAt: null });
+    assert.deepEqual(a, { id: a.id, name: 'a', createdAt, expiresAt: null, revokedAt: null, lastUsedAt: null });
     assert.equal(await store.insertToken({ name: 'a', hash: 'h-a2', createdAt, expiresAt: null }), 'name-taken');
     assert.deepEqual(await store.findTokenByHash('h-b'), b);
     assert.equal(await store.findTokenByHash('nope'), undefined);
 
     const revokedAt = new Date('2026-06-01T00:00:00.000Z');
-    assert.deepEqual(await store.revokeToken({ name: 'a' }, revokedAt), { ...a, revokedAt });
-    assert.deepEqual(await store.revokeToken({ id: b.id }, revokedAt), { ...b, revokedAt });
-    assert.equal(await store.revokeToken({ id: b.id }, revokedAt), undefined, 'a revoked token is not revoked again');
+    assert.deepEqual(await store.revokeToken({ name: 'a' }, revokedAt), [{ ...a, revokedAt }]);
+    assert.deepEqual(await store.revokeToken({ id: b.id }, revokedAt), [{ ...b, revokedAt }]);
+    assert.deepEqual(await store.revokeToken({ id: b.id }, revokedAt), [], 'a revoked token is not revoked again');
     assert.deepEqual((await store.findTokenByHash('h-a'))?.revokedAt, revokedAt);
     assert.notEqual(await store.insertToken({ name: 'a', hash: 'h-a3', createdAt, expiresAt: null }), 'name-taken');
     assert.deepEqual((await store.listTokens()).map((token) => token.name), ['a', 'b', 'a']);
@@ -124,7 +124,91 @@ export function storeContract(backend: string, openFresh: (t: TestContext) => Pr
 
     const next = await target.insertToken({ name: 'c', hash: 'h-c', createdAt, expiresAt: null });
     assert.ok(next !== 'name-taken' && next.id > 2, 'new ids follow the imported ones');
-    await assert.rejects(target.importTokens([{ id: 3, name: 'd', hash: 'h-d', createdAt, expiresAt: null, revokedAt: null }]), /held by a different token/);
+    await assert.rejects(
+      target.importTokens([{ id: 3, name: 'd', hash: 'h-d', createdAt, expiresAt: null, revokedAt: null, lastUsedAt: null }]),
+      /held by a different token/,
+    );
+  });
+
+  test(`${backend}: a copy keeps the later last use and the earlier revocation of a token both stores hold`, async (t) => {
+    const source = await openFresh(t);
+    const target = await openFresh(t);
+    const at = (day: number) => new Date(Date.UTC(2026, 0, day));
+    const a = await source.insertToken({ name: 'a', hash: 'h-a', createdAt: at(1), expiresAt: null });
+    assert.ok(a !== 'name-taken');
+    await target.importTokens(await source.exportTokens());
+    // Here it was rotated, to retire on day 30; there it was revoked on day 12, and used later.
+    await target.recordTokenUses([{ id: a.id, at: at(5) }]);
+    await source.recordTokenUses([{ id: a.id, at: at(9) }]);
+    await target.replaceToken({ name: 'a', hash: 'h-a2', createdAt: at(10), expiresAt: null }, at(30), { requireActive: true });
+    await source.revokeToken({ id: a.id }, at(12));
+    await target.importTokens(await source.exportTokens());
+    const copied = await target.findTokenByHash('h-a');
+    assert.deepEqual([copied?.lastUsedAt, copied?.revokedAt], [at(9), at(12)]);
+  });
+
+  test(`${backend}: a token's last use only moves forward, whatever order the uses of several servers arrive in`, async (t) => {
+    const store = await openFresh(t);
+    const createdAt = new Date('2026-01-01T00:00:00.000Z');
+    const a = await store.insertToken({ name: 'a', hash: 'h-a', createdAt, expiresAt: null });
+    const b = await store.insertToken({ name: 'b', hash: 'h-b', createdAt, expiresAt: null });
+    const unused = await store.insertToken({ name: 'unused', hash: 'h-u', createdAt, expiresAt: null });
+    assert.ok(a !== 'name-taken' && b !== 'name-taken' && unused !== 'name-taken');
+    const later = new Date('2026-03-01T12:00:00.123Z');
+    const earlier = new Date('2026-02-01T12:00:00.456Z');
+    await store.recordTokenUses([
+      { id: a.id, at: later },
+      { id: b.id, at: earlier },
+    ]);
+    await store.recordTokenUses([
+      { id: a.id, at: earlier },
+      { id: b.id, at: later },
+    ]);
+    await store.recordTokenUses([]);
+    const lastUses = Object.fromEntries((await store.listTokens()).map((token) => [token.name, token.lastUsedAt]));
+    assert.deepEqual(lastUses, { a: later, b: later, unused: null });
+    assert.deepEqual((await store.findTokenByHash('h-a'))?.lastUsedAt, later);
+  });
+
+  test(`${backend}: replacing a token retires the name's working tokens at the time given and stores the new one, in one step`, async (t) => {
+    const store = await openFresh(t);
+    const at = (hour: number) => new Date(Date.UTC(2026, 0, 1, hour));
+    const old = await store.insertToken({ name: 'ci', hash: 'h-1', createdAt: at(0), expiresAt: null });
+    assert.ok(old !== 'name-taken');
+    assert.equal(await store.replaceToken({ name: 'cd', hash: 'h-x', createdAt: at(1), expiresAt: null }, at(1), { requireActive: true }), 'no-active-token');
+    assert.equal(await store.findTokenByHash('h-x'), undefined, 'nothing is stored when there was nothing to replace');
+
+    // A rotation with a grace: the old token retires at hour 25, beside its successor.
+    const rotated = await store.replaceToken({ name: 'ci', hash: 'h-2', createdAt: at(1), expiresAt: null }, at(25), { requireActive: true });
+    assert.ok(typeof rotated === 'object');
+    assert.deepEqual(rotated.retired, [{ ...old, revokedAt: at(25) }]);
+    assert.deepEqual(rotated.record, { id: rotated.record.id, name: 'ci', createdAt: at(1), expiresAt: null, revokedAt: null, lastUsedAt: null });
+    assert.equal(await store.insertToken({ name: 'ci', hash: 'h-3', createdAt: at(2), expiresAt: null }), 'name-taken', 'the successor holds the name');
+
+    // Another, with a shorter grace: the one still retiring stops no later than the new grace either.
+    const again = await store.replaceToken({ name: 'ci', hash: 'h-4', createdAt: at(2), expiresAt: null }, at(3), { requireActive: true });
+    assert.ok(typeof again === 'object');
+    assert.deepEqual(again.retired.map((token) => [token.id, token.revokedAt]).sort(), [
+      [old.id, at(3)],
+      [rotated.record.id, at(3)],
+    ]);
+
+    // Revoking by id ends one token's grace early; by name, every token of the name that still works.
+    assert.deepEqual((await store.revokeToken({ id: old.id }, at(2))).map((token) => token.revokedAt), [at(2)]);
+    assert.deepEqual((await store.revokeToken({ id: old.id }, at(2))), [], 'a token revoked already is not revoked again');
+    const revoked = await store.revokeToken({ name: 'ci' }, at(2));
+    assert.deepEqual(revoked.map((token) => [token.id, token.revokedAt]).sort(), [
+      [rotated.record.id, at(2)],
+      [again.record.id, at(2)],
+    ]);
+
+    // Replacing at once (create --replace) needs no active token, and revokes the one there is.
+    const first = await store.replaceToken({ name: 'qs', hash: 'h-5', createdAt: at(4), expiresAt: null }, at(4), { requireActive: false });
+    assert.ok(typeof first === 'object');
+    assert.deepEqual(first.retired, []);
+    const second = await store.replaceToken({ name: 'qs', hash: 'h-6', createdAt: at(5), expiresAt: null }, at(5), { requireActive: false });
+    assert.ok(typeof second === 'object');
+    assert.deepEqual(second.retired, [{ ...first.record, revokedAt: at(5) }]);
   });
 
   test(`${backend}: ping answers while the store is open`, async (t) => {

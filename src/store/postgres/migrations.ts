@@ -152,6 +152,15 @@ export const migrations: readonly Migration[] = [
       $$;
     `,
   },
+  {
+    version: 5,
+    name: 'record when each token was last used',
+    sql: `
+      -- Written every few seconds from each server's memory, never per request, and only ever moved forward.
+      -- (revoked_at may also lie ahead from now on: a rotated token works until then.)
+      ALTER TABLE tokens ADD COLUMN last_used_at TIMESTAMPTZ;
+    `,
+  },
 ];
 
 /** Any constant does; this one is "plantsto" read as ASCII. */

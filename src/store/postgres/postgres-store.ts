@@ -1,6 +1,15 @@
 import { parsePostgresUrl } from '../../config.js';
 import type { NewPlant } from '../../plants/plant.js';
-import { type CreatePlantResult, type NewTokenRecord, type Store, type StoredToken, tokenClash, type TokenRecord, type TokenRef } from '../store.js';
+import {
+  type CreatePlantResult,
+  type NewTokenRecord,
+  type Store,
+  type StoredToken,
+  tokenClash,
+  type TokenRecord,
+  type TokenRef,
+  type TokenUse,
+} from '../store.js';
 import type { WebhookStore } from '../webhook-store.js';
 import { translateErrors } from './errors.js';
 import { migrate } from './migrations.js';
@@ -15,7 +24,11 @@ interface TokenRow {
   created_at: Date;
   expires_at: Date | null;
   revoked_at: Date | null;
+  last_used_at: Date | null;
 }
+
+/** The tokens of a name that still work at $1 (a token retiring after a rotation works until its revoked_at) stop then. */
+const RETIRE_BY_NAME = 'UPDATE tokens SET revoked_at = $1 WHERE name = $2 AND (revoked_at IS NULL OR revoked_at > $1) RETURNING *';
 
 export interface PostgresOptions {
   /** Most connections this process opens. */
@@ -142,10 +155,12 @@ export class PostgresStore implements Store {
         let added = 0;
         for (const token of tokens) {
           const { rows } = await client.query<{ added: boolean }>(
-            `INSERT INTO tokens (id, name, hash, created_at, expires_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6)
-             ON CONFLICT (hash) DO UPDATE SET revoked_at = coalesce(tokens.revoked_at, excluded.revoked_at)
+            // LEAST and GREATEST leave NULLs out.
+            `INSERT INTO tokens (id, name, hash, created_at, expires_at, revoked_at, last_used_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+             ON CONFLICT (hash) DO UPDATE SET revoked_at = LEAST(tokens.revoked_at, excluded.revoked_at),
+               last_used_at = GREATEST(tokens.last_used_at, excluded.last_used_at)
              RETURNING (xmax = 0) AS added`,
-            [token.id, token.name, token.hash, token.createdAt, token.expiresAt, token.revokedAt],
+            [token.id, token.name, token.hash, token.createdAt, token.expiresAt, token.revokedAt, token.lastUsedAt],
           ).catch((error: unknown) => {
             if ((error as { code?: string }).code === '23505') {
               throw tokenClash(token);
@@ -167,17 +182,63 @@ export class PostgresStore implements Store {
     });
   }
 
-  async revokeToken(ref: TokenRef, at: Date): Promise<TokenRecord | undefined> {
+  async revokeToken(ref: TokenRef, at: Date): Promise<TokenRecord[]> {
     return translateErrors(async () => {
       const { rows } =
         'id' in ref
-          ? await this.#pool.query<TokenRow>('UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING *', [at, ref.id])
-          : await this.#pool.query<TokenRow>('UPDATE tokens SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL RETURNING *', [
-              at,
-              ref.name,
-            ]);
-      return rows[0] && toTokenRecord(rows[0]);
+          ? await this.#pool.query<TokenRow>(
+              'UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND (revoked_at IS NULL OR revoked_at > $1) RETURNING *',
+              [at, ref.id],
+            )
+          : await this.#pool.query<TokenRow>(RETIRE_BY_NAME, [at, ref.name]);
+      return rows.map(toTokenRecord);
     });
+  }
+
+  async replaceToken(
+    token: NewTokenRecord,
+    retireAt: Date,
+    { requireActive }: { requireActive: boolean },
+  ): Promise<{ record: TokenRecord; retired: TokenRecord[] } | 'no-active-token' | 'name-taken'> {
+    return translateErrors(async () => {
+      const client = await this.#pool.connect();
+      try {
+        await client.query('BEGIN');
+        const active = await client.query('SELECT id FROM tokens WHERE name = $1 AND revoked_at IS NULL FOR UPDATE', [token.name]);
+        if (requireActive && active.rowCount === 0) {
+          await client.query('ROLLBACK');
+          return 'no-active-token';
+        }
+        const retired = await client.query<TokenRow>(RETIRE_BY_NAME, [retireAt, token.name]);
+        const inserted = await client.query<TokenRow>(
+          'INSERT INTO tokens (name, hash, created_at, expires_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING *',
+          [token.name, token.hash, token.createdAt, token.expiresAt],
+        );
+        if (inserted.rows[0] === undefined) {
+          await client.query('ROLLBACK');
+          return 'name-taken';
+        }
+        await client.query('COMMIT');
+        return { record: toTokenRecord(inserted.rows[0]), retired: retired.rows.map(toTokenRecord) };
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    });
+  }
+
+  async recordTokenUses(uses: readonly TokenUse[]): Promise<void> {
+    // One statement for them all; a row already past a use is not written (instances write concurrently).
+    await translateErrors(() =>
+      this.#pool.query(
+        `UPDATE tokens SET last_used_at = used.at
+           FROM unnest($1::bigint[], $2::timestamptz[]) AS used (id, at)
+          WHERE tokens.id = used.id AND (tokens.last_used_at IS NULL OR tokens.last_used_at < used.at)`,
+        [uses.map((use) => use.id), uses.map((use) => use.at)],
+      ),
+    );
   }
 
   async ping(): Promise<void> {
@@ -204,5 +265,12 @@ export class PostgresStore implements Store {
 }
 
 function toTokenRecord(row: TokenRow): TokenRecord {
-  return { id: Number(row.id), name: row.name, createdAt: row.created_at, expiresAt: row.expires_at, revokedAt: row.revoked_at };
+  return {
+    id: Number(row.id),
+    name: row.name,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+    lastUsedAt: row.last_used_at,
+  };
 }

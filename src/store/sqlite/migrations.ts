@@ -81,6 +81,15 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX webhook_batches_subscription ON webhook_batches (subscription_id, id);
     `,
   },
+  {
+    version: 3,
+    name: 'record when each token was last used',
+    sql: `
+      -- Written every few seconds from each server's memory, never per request, and only ever moved forward.
+      -- (revoked_at may also lie ahead from now on: a rotated token works until then.)
+      ALTER TABLE tokens ADD COLUMN last_used_at INTEGER;
+    `,
+  },
 ];
 
 /**

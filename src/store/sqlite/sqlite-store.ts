@@ -3,7 +3,16 @@ import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { NewPlant } from '../../plants/plant.js';
 import type { WebhookStore } from '../webhook-store.js';
-import { type CreatePlantResult, type NewTokenRecord, type Store, type StoredToken, tokenClash, type TokenRecord, type TokenRef } from '../store.js';
+import {
+  type CreatePlantResult,
+  type NewTokenRecord,
+  type Store,
+  type StoredToken,
+  tokenClash,
+  type TokenRecord,
+  type TokenRef,
+  type TokenUse,
+} from '../store.js';
 import { sqliteDriver } from './driver.js';
 import { translateErrors } from './errors.js';
 import { migrate } from './migrations.js';
@@ -19,7 +28,11 @@ interface TokenRow {
   created_at: number;
   expires_at: number | null;
   revoked_at: number | null;
+  last_used_at: number | null;
 }
+
+/** What a transaction throws to be rolled back when a concurrent command took the name (see `replaceToken`). */
+const NAME_TAKEN = Symbol('name-taken');
 
 /**
  * The embedded store: one SQLite file through better-sqlite3 (the build for
@@ -59,12 +72,18 @@ export class SqliteStore implements Store {
       ),
       findToken: db.prepare('SELECT * FROM tokens WHERE hash = ?'),
       listTokens: db.prepare('SELECT * FROM tokens ORDER BY id'),
-      revokeById: db.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING *'),
-      revokeByName: db.prepare('UPDATE tokens SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL RETURNING *'),
+      // A token retiring after a rotation still works until its revoked_at: it can be revoked sooner.
+      revokeById: db.prepare('UPDATE tokens SET revoked_at = @at WHERE id = @id AND (revoked_at IS NULL OR revoked_at > @at) RETURNING *'),
+      revokeByName: db.prepare('UPDATE tokens SET revoked_at = @at WHERE name = @name AND (revoked_at IS NULL OR revoked_at > @at) RETURNING *'),
+      activeByName: db.prepare('SELECT id FROM tokens WHERE name = ? AND revoked_at IS NULL'),
+      recordUse: db.prepare('UPDATE tokens SET last_used_at = @at WHERE id = @id AND (last_used_at IS NULL OR last_used_at < @at)'),
       countPlants: db.prepare('SELECT count(*) AS count FROM plants').safeIntegers(true),
       importToken: db.prepare(
-        `INSERT INTO tokens (id, name, hash, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (hash) DO UPDATE SET revoked_at = coalesce(tokens.revoked_at, excluded.revoked_at)`,
+        // SQLite's min and max of several values are NULL when one is: the coalesce keeps the other.
+        `INSERT INTO tokens (id, name, hash, created_at, expires_at, revoked_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (hash) DO UPDATE SET
+           revoked_at = coalesce(min(tokens.revoked_at, excluded.revoked_at), tokens.revoked_at, excluded.revoked_at),
+           last_used_at = coalesce(max(tokens.last_used_at, excluded.last_used_at), tokens.last_used_at, excluded.last_used_at)`,
       ),
       ping: db.prepare('SELECT count(*) FROM schema_migrations'),
     };
@@ -175,6 +194,7 @@ export class SqliteStore implements Store {
               token.createdAt.getTime(),
               token.expiresAt?.getTime() ?? null,
               token.revokedAt?.getTime() ?? null,
+              token.lastUsedAt?.getTime() ?? null,
             );
           } catch (error) {
             if (error instanceof sqliteDriver().SqliteError && error.code.startsWith('SQLITE_CONSTRAINT')) {
@@ -189,15 +209,49 @@ export class SqliteStore implements Store {
     );
   }
 
-  async revokeToken(ref: TokenRef, at: Date): Promise<TokenRecord | undefined> {
+  async revokeToken(ref: TokenRef, at: Date): Promise<TokenRecord[]> {
     return translateErrors(() => {
-      const row = (
+      const rows = (
         'id' in ref
-          ? this.#statements.revokeById.get(at.getTime(), ref.id)
-          : this.#statements.revokeByName.get(at.getTime(), ref.name)
-      ) as TokenRow | undefined;
-      return row && toTokenRecord(row);
+          ? this.#statements.revokeById.all({ at: at.getTime(), id: ref.id })
+          : this.#statements.revokeByName.all({ at: at.getTime(), name: ref.name })
+      ) as TokenRow[];
+      return rows.map(toTokenRecord);
     });
+  }
+
+  async replaceToken(
+    token: NewTokenRecord,
+    retireAt: Date,
+    { requireActive }: { requireActive: boolean },
+  ): Promise<{ record: TokenRecord; retired: TokenRecord[] } | 'no-active-token' | 'name-taken'> {
+    return translateErrors(() => {
+      try {
+        return this.#inTransaction(() => {
+          if (requireActive && this.#statements.activeByName.get(token.name) === undefined) return 'no-active-token';
+          const retired = this.#statements.revokeByName.all({ at: retireAt.getTime(), name: token.name }) as TokenRow[];
+          const row = this.#statements.insertToken.get(
+            token.name,
+            token.hash,
+            token.createdAt.getTime(),
+            token.expiresAt?.getTime() ?? null,
+          ) as TokenRow | undefined;
+          if (row === undefined) throw NAME_TAKEN;
+          return { record: toTokenRecord(row), retired: retired.map(toTokenRecord) };
+        });
+      } catch (error) {
+        if (error === NAME_TAKEN) return 'name-taken';
+        throw error;
+      }
+    });
+  }
+
+  async recordTokenUses(uses: readonly TokenUse[]): Promise<void> {
+    translateErrors(() =>
+      this.#inTransaction(() => {
+        for (const use of uses) this.#statements.recordUse.run({ at: use.at.getTime(), id: use.id });
+      }),
+    );
   }
 
   async ping(): Promise<void> {
@@ -229,6 +283,7 @@ function toTokenRecord(row: TokenRow): TokenRecord {
     createdAt: new Date(row.created_at),
     expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
     revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
+    lastUsedAt: row.last_used_at === null ? null : new Date(row.last_used_at),
   };
 }
 
