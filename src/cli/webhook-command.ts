@@ -1,5 +1,5 @@
 import { STORE_SETTINGS } from '../config.js';
-import { addSubscription, PREVIOUS_SECRET_MS, rotateSecret } from '../webhooks/subscriptions.js';
+import { addSubscription, MOST_RETIRED_SECRETS, RETIRED_SECRET_MS, rotateSecret } from '../webhooks/subscriptions.js';
 import { type CommandContext, CommandFailed, helpText, parseCommandLine, runSubcommand, UsageError, withStore, writeTable } from './command-line.js';
 
 const help = {
@@ -23,8 +23,12 @@ const help = {
   ),
   rotate: helpText(
     'plantstore webhook rotate-secret ID [--json]',
-    'Makes a new signing secret and prints it once. For 24 hours deliveries carry a signature with\n' +
-      'the old secret and one with the new, so the receiver can switch without losing a message.',
+    'Makes a new signing secret and prints it once. The secret it replaces goes on signing\n' +
+      `deliveries beside it for ${RETIRED_SECRET_MS / 3_600_000} hours, so the receiver can switch without losing a message;\n` +
+      'rotating again does not cut that short. Deliveries carry one signature per live secret.\n' +
+      `At most ${MOST_RETIRED_SECRETS} retired secrets sign at once: one more rotation is refused (exit 1) until the\n` +
+      'oldest stops. With --json: one object with id, url, secret, previousSecretUntil and\n' +
+      'retiredSecretsUntil (the end of each live retired secret, oldest first).',
     STORE_SETTINGS,
   ),
 };
@@ -118,18 +122,29 @@ async function rotate(argv: readonly string[], context: CommandContext): Promise
   if (values.help) return printHelp(context, help.rotate);
   const id = subscriptionId(positionals[0], 'rotate-secret');
   return withStore(values, context, async (store) => {
-    const rotated = await rotateSecret(store.webhooks, id);
-    if (rotated === undefined) throw new CommandFailed(`no webhook subscription with id ${id}`);
+    const now = new Date();
+    const result = await rotateSecret(store.webhooks, id, now);
+    if (result === undefined) throw new CommandFailed(`no webhook subscription with id ${id}`);
+    if (!result.rotated) throw new CommandFailed(result.problem);
+    const { subscription, retiredUntil } = result;
+    const live = subscription.retiredSecrets.filter((retired) => retired.until > now).map((retired) => retired.until.toISOString());
     if (values.json) {
-      context.stdout.write(`${JSON.stringify({ id, url: rotated.url, secret: rotated.secret, previousSecretUntil: rotated.previousSecretUntil?.toISOString() })}\n`);
+      const shown = { id, url: subscription.url, secret: subscription.secret, previousSecretUntil: retiredUntil.toISOString(), retiredSecretsUntil: live };
+      context.stdout.write(`${JSON.stringify(shown)}\n`);
     } else {
-      context.stdout.write(`secret: ${rotated.secret}\n`);
-      context.stderr.write(
-        `New secret for webhook subscription ${id}; the old one goes on signing beside it for ${PREVIOUS_SECRET_MS / 3_600_000} hours. It is not shown again.\n`,
-      );
+      context.stdout.write(`secret: ${subscription.secret}\n`);
+      context.stderr.write(`New secret for webhook subscription ${id}; it is not shown again. ${retiredWindows(live)}\n`);
     }
     return 0;
   });
+}
+
+/** What the retired secrets still sign, given the end of each (oldest first, the one just retired last). */
+function retiredWindows(ends: readonly string[]): string {
+  const previous = `The previous secret goes on signing beside it until ${ends.at(-1)} (${RETIRED_SECRET_MS / 3_600_000} hours)`;
+  const older = ends.slice(0, -1);
+  if (older.length === 0) return `${previous}.`;
+  return `${previous}, and ${older.length} older ${older.length === 1 ? 'one until its' : 'ones until their'} own end (${older.join(', ')}).`;
 }
 
 function subscriptionId(text: string | undefined, subcommand: string): number {

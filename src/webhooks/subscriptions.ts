@@ -3,8 +3,17 @@ import type { Subscription, WebhookStore } from '../store/webhook-store.js';
 import { newSecret } from './signature.js';
 import { webhookUrlProblem } from './webhook-url.js';
 
-/** How long a rotated-out secret still signs deliveries, beside the new one. */
-export const PREVIOUS_SECRET_MS = 24 * 3_600_000;
+/** How long a rotated-out secret still signs deliveries, beside the new one: each its own window, from its rotation. */
+export const RETIRED_SECRET_MS = 24 * 3_600_000;
+
+/**
+ * Most retired secrets signing at once. Each adds a 48-byte signature to
+ * every delivery's header and an HMAC to its cost; 5 keep the header under
+ * 300 bytes and leave room to rotate again after a mistake. Past it a
+ * rotation is refused rather than cutting the oldest short: a receiver may
+ * still rely on it until the end it was promised.
+ */
+export const MOST_RETIRED_SECRETS = 5;
 
 /** Most characters of a subscription's description. */
 const DESCRIPTION_MAX = 500;
@@ -29,7 +38,32 @@ export async function addSubscription(store: WebhookStore, url: string, descript
   return { added: true, subscription };
 }
 
-/** Gives a subscription a new secret; the old one goes on signing beside it for `PREVIOUS_SECRET_MS`. */
-export function rotateSecret(store: WebhookStore, id: number, now = new Date()): Promise<Subscription | undefined> {
-  return store.rotateSecret(id, newSecret(), new Date(now.getTime() + PREVIOUS_SECRET_MS));
+export type RotateResult =
+  | { rotated: true; subscription: Subscription; retiredUntil: Date }
+  | { rotated: false; problem: string }
+  | undefined;
+
+/**
+ * Gives a subscription a new secret; the one it replaces goes on signing
+ * beside it for `RETIRED_SECRET_MS`, and so do those retired before, each
+ * until its own window ends. Undefined when no active subscription has this id.
+ */
+export async function rotateSecret(store: WebhookStore, id: number, now = new Date()): Promise<RotateResult> {
+  const retiredUntil = new Date(now.getTime() + RETIRED_SECRET_MS);
+  const rotated = await store.rotateSecret({ id, secret: newSecret(), retiredUntil, now, mostRetired: MOST_RETIRED_SECRETS });
+  if (rotated === undefined) return undefined;
+  if ('liveUntil' in rotated) {
+    return {
+      rotated: false,
+      problem:
+        `webhook subscription ${id} has ${MOST_RETIRED_SECRETS} retired secrets still signing, the most at once; ` +
+        `rotate again once the oldest stops, at ${rotated.liveUntil.toISOString()}`,
+    };
+  }
+  return { rotated: true, subscription: rotated, retiredUntil };
+}
+
+/** The secrets that sign a delivery made at `now`: the current one, then each retired one whose window has not ended. */
+export function signingSecrets(subscription: Subscription, now: number): string[] {
+  return [subscription.secret, ...subscription.retiredSecrets.filter((retired) => retired.until.getTime() > now).map((retired) => retired.secret)];
 }

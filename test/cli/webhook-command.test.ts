@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { testBackends } from '../helpers/backends.js';
+import { runMain } from '../helpers/in-process-cli.js';
 import { runCli } from '../helpers/processes.js';
-import { addWebhook, listWebhooks } from '../helpers/webhooks.js';
+import { addWebhook, endRetiredSecret, listWebhooks } from '../helpers/webhooks.js';
 
 for (const backend of await testBackends('the webhook command')) {
   test(`${backend.name}: webhook add prints the id and the secret once; list shows state and counts, never the secret`, async (t) => {
@@ -33,14 +34,49 @@ for (const backend of await testBackends('the webhook command')) {
 
     const rotated = await runCli(['webhook', 'rotate-secret', '1'], env);
     assert.equal(rotated.code, 0, rotated.stderr);
-    assert.match(rotated.stdout, /^secret: whsec_/);
+    assert.match(rotated.stdout, /^secret: whsec_[A-Za-z0-9+/]+=*\n$/);
     assert.ok(!rotated.stdout.includes(secret), 'a new secret');
-    assert.match(rotated.stderr, /24 hours/);
+    const [, shownUntil] = /The previous secret goes on signing beside it until (\S+) \(24 hours\)\.\n$/.exec(rotated.stderr) ?? [];
+    assert.ok(shownUntil !== undefined, rotated.stderr);
+    assert.ok(Math.abs(Date.parse(shownUntil) - (Date.now() + 24 * 3_600_000)) < 60_000, `${shownUntil} is 24 hours from now`);
 
     const removed = await runCli(['webhook', 'remove', '1'], env);
     assert.equal(removed.code, 0, removed.stderr);
     assert.deepEqual((await listWebhooks(env)).map((subscription) => subscription.id), [2]);
   });
+
+  test(`${backend.name}: rotate-secret says until when each retired secret signs; past 5 live ones it is refused until the oldest ends`, async (t) => {
+    const env = { DATABASE_URL: await backend.freshUrl(t) };
+    const added = await runMain(['webhook', 'add', 'https://example.com/hooks/plants', '--json'], env);
+    const { id, secret: first } = JSON.parse(added.stdout) as { id: number; secret: string };
+    const rotate = () => runMain(['webhook', 'rotate-secret', String(id), '--json'], env);
+    const shown: { id: number; url: string; secret: string; previousSecretUntil: string; retiredSecretsUntil: string[] }[] = [];
+    for (let rotation = 1; rotation <= 5; rotation++) {
+      const rotated = await rotate();
+      assert.equal(rotated.code, 0, rotated.stderr);
+      shown.push(JSON.parse(rotated.stdout));
+    }
+    const last = shown.at(-1)!;
+    assert.deepEqual(Object.keys(last), ['id', 'url', 'secret', 'previousSecretUntil', 'retiredSecretsUntil']);
+    assert.equal(last.url, 'https://example.com/hooks/plants');
+    assert.ok(Math.abs(Date.parse(last.previousSecretUntil) - (Date.now() + 24 * 3_600_000)) < 60_000, `${last.previousSecretUntil} is 24 hours from now`);
+    assert.deepEqual(last.retiredSecretsUntil, shown.map((rotation) => rotation.previousSecretUntil), 'every retired secret keeps its own end');
+
+    const refused = await rotate();
+    assert.equal(refused.code, 1);
+    assert.equal(refused.stdout, '');
+    assert.equal(
+      refused.stderr,
+      `plantstore: webhook subscription ${id} has 5 retired secrets still signing, the most at once; rotate again once the oldest stops, at ${shown[0]!.previousSecretUntil}\n`,
+    );
+
+    await endRetiredSecret(env.DATABASE_URL, first);
+    const text = await runMain(['webhook', 'rotate-secret', String(id)], env);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stderr, /The previous secret goes on signing beside it until \S+ \(24 hours\), and 4 older ones until their own end \((\S+Z, ){3}\S+Z\)\.\n$/);
+    assert.ok(text.stderr.includes(shown[1]!.previousSecretUntil), 'names the ends of the older ones');
+  });
+
 }
 
 test('webhook commands used wrongly exit 2, and those that find nothing exit 1, as the token commands do', async (t) => {
