@@ -4,9 +4,12 @@ import { type CommandContext, CommandFailed, helpText, parseCommandLine, runSubc
 
 const help = {
   add: helpText(
-    'plantstore webhook add URL [--description TEXT] [--json]',
+    'plantstore webhook add URL [--description TEXT] [--allow-duplicate] [--json]',
     'Subscribes URL (http:// or https://, no credentials) to every plant created from now on, and\n' +
       'prints the subscription id and its signing secret; the secret is shown only this once.\n' +
+      'A URL that an active subscription already has is refused (exit 1): it would get every plant\n' +
+      'twice. --allow-duplicate adds it anyway, e.g. a second subscription, with its own secret, while\n' +
+      'the receiver moves to it.\n' +
       'With --json: one object with id, url and secret.',
     STORE_SETTINGS,
   ),
@@ -45,7 +48,7 @@ export function webhookCommand(argv: readonly string[], context: CommandContext)
 
 async function add(argv: readonly string[], context: CommandContext): Promise<number> {
   const { values, positionals } = parseCommandLine(argv, {
-    options: { description: { type: 'string' }, json: { type: 'boolean' } },
+    options: { description: { type: 'string' }, 'allow-duplicate': { type: 'boolean' }, json: { type: 'boolean' } },
     settingNames: STORE_SETTINGS,
     positionals: 1,
   });
@@ -53,7 +56,8 @@ async function add(argv: readonly string[], context: CommandContext): Promise<nu
   const url = positionals[0];
   if (url === undefined) throw new UsageError('webhook add needs the URL to deliver to');
   return withStore(values, context, async (store) => {
-    const result = await addSubscription(store.webhooks, url, values.description);
+    const result = await addSubscription(store.webhooks, url, values.description, { allowDuplicate: values['allow-duplicate'] ?? false });
+    if (!result.added && result.duplicateOf !== undefined) throw new CommandFailed(`${result.problem}; --allow-duplicate adds another`);
     if (!result.added) throw new UsageError(result.problem);
     const { id, url: stored, secret } = result.subscription;
     if (values.json) {

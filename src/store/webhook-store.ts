@@ -17,8 +17,12 @@ import type { NewPlant } from '../plants/plant.js';
  * the message any more.
  */
 export interface WebhookStore {
-  /** Stores a new, active subscription. */
-  addSubscription(subscription: NewSubscription): Promise<Subscription>;
+  /**
+   * Stores a new, active subscription. Unless `allowDuplicate`, an active
+   * subscription with the same URL (compared as stored) is kept instead:
+   * nothing is written, and it resolves that subscription's id.
+   */
+  addSubscription(subscription: NewSubscription, allowDuplicate: boolean): Promise<Subscription | { duplicateOf: number }>;
 
   /** Every active subscription with its counts, oldest first. */
   listSubscriptions(): Promise<SubscriptionSummary[]>;

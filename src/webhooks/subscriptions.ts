@@ -18,24 +18,42 @@ export const MOST_RETIRED_SECRETS = 5;
 /** Most characters of a subscription's description. */
 const DESCRIPTION_MAX = 500;
 
-export type AddResult = { added: true; subscription: Subscription } | { added: false; problem: string };
+export type AddResult =
+  | { added: true; subscription: Subscription }
+  /** `duplicateOf`: refused because that active subscription already has the URL. */
+  | { added: false; problem: string; duplicateOf?: number };
 
-/** Stores a subscription to `url` with a new secret; it receives the plants created from now on. */
-export async function addSubscription(store: WebhookStore, url: string, description: string | undefined, now = new Date()): Promise<AddResult> {
+/**
+ * Stores a subscription to `url` with a new secret; it receives the plants
+ * created from now on. A URL that an active subscription already has is
+ * refused unless `allowDuplicate`: two subscriptions send every plant twice.
+ */
+export async function addSubscription(
+  store: WebhookStore,
+  url: string,
+  description: string | undefined,
+  { allowDuplicate = false, now = new Date() }: { allowDuplicate?: boolean; now?: Date } = {},
+): Promise<AddResult> {
   const problem = webhookUrlProblem(url);
   // The URL is not repeated: it may hold a password.
   if (problem !== undefined) return { added: false, problem: `the URL must be ${problem}` };
   if (description !== undefined && description.length > DESCRIPTION_MAX) {
     return { added: false, problem: `the description must be at most ${DESCRIPTION_MAX} characters` };
   }
-  const subscription = await store.addSubscription({
-    url: new URL(url).toString(),
-    description: description ?? null,
-    secret: newSecret(),
-    key: randomBytes(9).toString('base64url'),
-    createdAt: now,
-  });
-  return { added: true, subscription };
+  const added = await store.addSubscription(
+    {
+      url: new URL(url).toString(),
+      description: description ?? null,
+      secret: newSecret(),
+      key: randomBytes(9).toString('base64url'),
+      createdAt: now,
+    },
+    allowDuplicate,
+  );
+  if ('duplicateOf' in added) {
+    return { added: false, problem: `webhook subscription ${added.duplicateOf} already delivers to this URL`, duplicateOf: added.duplicateOf };
+  }
+  return { added: true, subscription: added };
 }
 
 export type RotateResult =

@@ -77,6 +77,27 @@ for (const backend of await testBackends('the webhook command')) {
     assert.ok(text.stderr.includes(shown[1]!.previousSecretUntil), 'names the ends of the older ones');
   });
 
+  test(`${backend.name}: webhook add refuses a URL an active subscription already has, as stored, unless --allow-duplicate`, async (t) => {
+    const env = { DATABASE_URL: await backend.freshUrl(t) };
+    const add = async (args: string[]) => {
+      const added = await runMain(['webhook', 'add', ...args, '--json'], env);
+      assert.equal(added.code, 0, added.stderr);
+      return JSON.parse(added.stdout) as { id: number; url: string };
+    };
+    const listed = async () => JSON.parse((await runMain(['webhook', 'list', '--json'], env)).stdout) as { id: number }[];
+    const { id } = await add(['https://example.com/hooks/plants?source=plantstore']);
+    // The same URL once parsed: host case and the default port do not make it another.
+    const again = await runMain(['webhook', 'add', 'https://EXAMPLE.com:443/hooks/plants?source=plantstore'], env);
+    assert.equal(again.code, 1);
+    assert.equal(again.stdout, '');
+    assert.equal(again.stderr, `plantstore: webhook subscription ${id} already delivers to this URL; --allow-duplicate adds another\n`);
+    assert.deepEqual((await listed()).map((subscription) => subscription.id), [id], 'nothing added');
+
+    const other = await add(['https://example.com/hooks/plants?source=other']);
+    const duplicate = await add(['https://example.com/hooks/plants?source=plantstore', '--allow-duplicate']);
+    assert.equal(duplicate.url, 'https://example.com/hooks/plants?source=plantstore');
+    assert.deepEqual((await listed()).map((subscription) => subscription.id), [id, other.id, duplicate.id]);
+  });
 }
 
 test('webhook commands used wrongly exit 2, and those that find nothing exit 1, as the token commands do', async (t) => {

@@ -256,8 +256,23 @@ export function storeContract(backend: string, openFresh: (t: TestContext) => Pr
     }, 'once the first window ends, a rotation goes through and deletes it');
   });
 
+  test(`${backend}: a URL that an active subscription has is refused unless allowed; a removed one does not count`, async (t) => {
+    const store = await openFresh(t);
+    const first = await addSubscription(store, 'https://example.com/hooks');
+    const subscription = { url: 'https://example.com/hooks', description: null, secret: 'whsec_b3RoZXI=', key: 'k2', createdAt: new Date() };
+    assert.deepEqual(await store.webhooks.addSubscription(subscription, false), { duplicateOf: first.id });
+    assert.deepEqual((await store.webhooks.activeSubscriptions()).map((active) => active.id), [first.id], 'nothing written');
+    const second = await store.webhooks.addSubscription(subscription, true);
+    assert.ok('id' in second && second.id !== first.id, 'allowed on purpose');
+    await store.webhooks.removeSubscription(first.id);
+    await store.webhooks.removeSubscription(second.id);
+    const again = await store.webhooks.addSubscription(subscription, false);
+    assert.ok('id' in again, 'a removed subscription leaves its URL free');
+  });
 }
 
-function addSubscription(store: Store, url: string): Promise<Subscription> {
-  return store.webhooks.addSubscription({ url, description: null, secret: `whsec_${Buffer.from(url).toString('base64')}`, key: 'k', createdAt: new Date() });
+async function addSubscription(store: Store, url: string): Promise<Subscription> {
+  const added = await store.webhooks.addSubscription({ url, description: null, secret: `whsec_${Buffer.from(url).toString('base64')}`, key: 'k', createdAt: new Date() }, false);
+  assert.ok('id' in added, `${url} added`);
+  return added;
 }

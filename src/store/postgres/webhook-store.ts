@@ -19,6 +19,9 @@ interface SubscriptionRow {
 const RETIRED_SECRETS = `coalesce((SELECT json_agg(json_build_array(r.secret, (extract(epoch FROM r.valid_until) * 1000)::bigint))
                                       FROM webhook_retired_secrets r WHERE r.subscription_id = s.id), '[]') AS retired_secrets`;
 
+/** Any constant does: adds take turns on it, so two adds of one URL cannot both find it free. */
+const ADD_LOCK = 8100956956760700016n;
+
 /**
  * The outbox on PostgreSQL. Every statement stands alone (autocommit), as
  * the rest of the store's, so it works behind PgBouncer in transaction mode.
@@ -44,9 +47,17 @@ export class PostgresWebhookStore implements WebhookStore {
     this.#listeners.push(listener);
   }
 
-  async addSubscription(subscription: NewSubscription): Promise<Subscription> {
-    return translateErrors(async () => {
-      const { rows } = await this.#pool.query<SubscriptionRow>(
+  async addSubscription(subscription: NewSubscription, allowDuplicate: boolean): Promise<Subscription | { duplicateOf: number }> {
+    return this.#inTransaction(async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [ADD_LOCK]);
+      if (!allowDuplicate) {
+        const { rows } = await client.query<{ id: string }>(
+          'SELECT id FROM webhook_subscriptions WHERE url = $1 AND removed_at IS NULL ORDER BY id LIMIT 1',
+          [subscription.url],
+        );
+        if (rows[0] !== undefined) return { duplicateOf: Number(rows[0].id) };
+      }
+      const { rows } = await client.query<SubscriptionRow>(
         `INSERT INTO webhook_subscriptions (url, description, secret, key, created_at) VALUES ($1, $2, $3, $4, $5)
          RETURNING *, '[]'::json AS retired_secrets`,
         [subscription.url, subscription.description, subscription.secret, subscription.key, subscription.createdAt],

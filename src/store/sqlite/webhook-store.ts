@@ -51,6 +51,7 @@ export class SqliteWebhookStore implements WebhookStore {
       insert: db.prepare(
         `INSERT INTO webhook_subscriptions (url, description, secret, key, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *, '[]' AS retired_secrets`,
       ),
+      activeWithUrl: db.prepare('SELECT id FROM webhook_subscriptions WHERE url = ? AND removed_at IS NULL ORDER BY id LIMIT 1'),
       active: db.prepare(`SELECT s.*, ${RETIRED_SECRETS} FROM webhook_subscriptions s WHERE s.removed_at IS NULL ORDER BY s.id`),
       activeById: db.prepare(`SELECT s.*, ${RETIRED_SECRETS} FROM webhook_subscriptions s WHERE s.id = ? AND s.removed_at IS NULL`),
       summaries: db.prepare(
@@ -127,17 +128,21 @@ export class SqliteWebhookStore implements WebhookStore {
     this.#listeners.push(listener);
   }
 
-  async addSubscription(subscription: NewSubscription): Promise<Subscription> {
-    return translateErrors(() => {
-      const row = this.#statements.insert.get(
-        subscription.url,
-        subscription.description,
-        subscription.secret,
-        subscription.key,
-        subscription.createdAt.getTime(),
-      ) as SubscriptionRow;
-      return toSubscription(row);
-    });
+  async addSubscription(subscription: NewSubscription, allowDuplicate: boolean): Promise<Subscription | { duplicateOf: number }> {
+    return translateErrors(() =>
+      this.#inTransaction(() => {
+        const existing = allowDuplicate ? undefined : (this.#statements.activeWithUrl.get(subscription.url) as { id: number } | undefined);
+        if (existing !== undefined) return { duplicateOf: existing.id };
+        const row = this.#statements.insert.get(
+          subscription.url,
+          subscription.description,
+          subscription.secret,
+          subscription.key,
+          subscription.createdAt.getTime(),
+        ) as SubscriptionRow;
+        return toSubscription(row);
+      }),
+    );
   }
 
   async listSubscriptions(): Promise<SubscriptionSummary[]> {
