@@ -15,8 +15,8 @@ const help = {
   ),
   list: helpText(
     'plantstore webhook list [--json]',
-    'Lists every subscription (never its secret): id, URL, state, pending messages, delivered and\n' +
-      'failed counts, and the last error.',
+    'Lists every subscription (never its secret): id, URL, description, state, pending messages,\n' +
+      'delivered and failed counts, and the last error.',
     STORE_SETTINGS,
   ),
   remove: helpText(
@@ -94,10 +94,12 @@ async function list(argv: readonly string[], context: CommandContext): Promise<n
       context.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
       return 0;
     }
-    const table = [['ID', 'URL', 'STATE', 'PENDING', 'DELIVERED', 'FAILED', 'LAST ERROR']].concat(
+    const table = [['ID', 'URL', 'DESCRIPTION', 'STATE', 'PENDING', 'DELIVERED', 'FAILED', 'LAST ERROR']].concat(
       rows.map((row) => [
         String(row.id),
         row.url,
+        // One line a subscription, whatever the description holds.
+        row.description === null ? '-' : row.description.replace(/\s+/g, ' '),
         row.state,
         String(row.pending),
         String(row.delivered),

@@ -14,12 +14,17 @@ for (const backend of await testBackends('the webhook command')) {
     assert.match(added.stderr, /Store the secret now/);
     const secret = /secret: (\S+)/.exec(added.stdout)![1]!;
     const second = await addWebhook(env, 'http://127.0.0.1:9/second');
+    assert.equal((await runCli(['webhook', 'add', 'http://127.0.0.1:9/third', '--description', 'spread\nover  lines'], env)).code, 0);
     assert.deepEqual(Object.keys(second), ['id', 'url', 'secret']);
     assert.equal(second.id, 2);
 
     const table = await runCli(['webhook', 'list'], env);
     assert.equal(table.code, 0, table.stderr);
-    assert.match(table.stdout, /^ID\s+URL\s+STATE\s+PENDING\s+DELIVERED\s+FAILED\s+LAST ERROR\n1\s+https:\/\/example\.com\/hooks\/plants\s+active\s+0\s+0\s+0\s+-\n2\s+/);
+    assert.match(
+      table.stdout,
+      /^ID\s+URL\s+DESCRIPTION\s+STATE\s+PENDING\s+DELIVERED\s+FAILED\s+LAST ERROR\n1\s+https:\/\/example\.com\/hooks\/plants\s+the catalogue\s+active\s+0\s+0\s+0\s+-\n2\s+http:\/\/127\.0\.0\.1:9\/second\s+-\s+active\s+0\s+0\s+0\s+-\n3\s+http:\/\/127\.0\.0\.1:9\/third\s+spread over lines\s+active\s+0\s+0\s+0\s+-\n$/,
+      'the description in the table, one line a subscription',
+    );
     assert.ok(!table.stdout.includes(secret) && !table.stdout.includes('whsec_'), 'no secret in the list');
     const listed = await listWebhooks(env);
     assert.deepEqual(
@@ -27,6 +32,7 @@ for (const backend of await testBackends('the webhook command')) {
       [
         { id: 1, url: 'https://example.com/hooks/plants', state: 'active', pending: 0, delivered: 0, failed: 0, lastError: null },
         { id: 2, url: 'http://127.0.0.1:9/second', state: 'active', pending: 0, delivered: 0, failed: 0, lastError: null },
+        { id: 3, url: 'http://127.0.0.1:9/third', state: 'active', pending: 0, delivered: 0, failed: 0, lastError: null },
       ],
     );
     assert.equal((listed[0] as unknown as { description: string }).description, 'the catalogue');
@@ -42,7 +48,7 @@ for (const backend of await testBackends('the webhook command')) {
 
     const removed = await runCli(['webhook', 'remove', '1'], env);
     assert.equal(removed.code, 0, removed.stderr);
-    assert.deepEqual((await listWebhooks(env)).map((subscription) => subscription.id), [2]);
+    assert.deepEqual((await listWebhooks(env)).map((subscription) => subscription.id), [2, 3]);
   });
 
   test(`${backend.name}: rotate-secret says until when each retired secret signs; past 5 live ones it is refused until the oldest ends`, async (t) => {
