@@ -24,7 +24,8 @@ const ADD_LOCK = 8100956956760700016n;
 
 /**
  * The outbox on PostgreSQL. Every statement stands alone (autocommit), as
- * the rest of the store's, so it works behind PgBouncer in transaction mode.
+ * the rest of the store's, but for an add and a rotation, each a short
+ * transaction of its own: all of it works behind PgBouncer in transaction mode.
  * Due times and leases are the database's clock (`now()`), the one clock that
  * every instance on the database shares. A claim skips rows another instance
  * is claiming at that moment (`FOR UPDATE SKIP LOCKED`) instead of waiting
