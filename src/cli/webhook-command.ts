@@ -1,19 +1,22 @@
 import { STORE_SETTINGS } from '../config.js';
-import { addSubscription, PREVIOUS_SECRET_MS, rotateSecret } from '../webhooks/subscriptions.js';
+import { addSubscription, MOST_RETIRED_SECRETS, RETIRED_SECRET_MS, rotateSecret } from '../webhooks/subscriptions.js';
 import { type CommandContext, CommandFailed, helpText, parseCommandLine, runSubcommand, UsageError, withStore, writeTable } from './command-line.js';
 
 const help = {
   add: helpText(
-    'plantstore webhook add URL [--description TEXT] [--json]',
+    'plantstore webhook add URL [--description TEXT] [--allow-duplicate] [--json]',
     'Subscribes URL (http:// or https://, no credentials) to every plant created from now on, and\n' +
       'prints the subscription id and its signing secret; the secret is shown only this once.\n' +
+      'A URL that an active subscription already has is refused (exit 1): it would get every plant\n' +
+      'twice. --allow-duplicate adds it anyway, e.g. a second subscription, with its own secret, while\n' +
+      'the receiver moves to it.\n' +
       'With --json: one object with id, url and secret.',
     STORE_SETTINGS,
   ),
   list: helpText(
     'plantstore webhook list [--json]',
-    'Lists every subscription (never its secret): id, URL, state, pending messages, delivered and\n' +
-      'failed counts, and the last error.',
+    'Lists every subscription (never its secret): id, URL, description, state, pending messages,\n' +
+      'delivered and failed counts, and the last error.',
     STORE_SETTINGS,
   ),
   remove: helpText(
@@ -23,8 +26,12 @@ const help = {
   ),
   rotate: helpText(
     'plantstore webhook rotate-secret ID [--json]',
-    'Makes a new signing secret and prints it once. For 24 hours deliveries carry a signature with\n' +
-      'the old secret and one with the new, so the receiver can switch without losing a message.',
+    'Makes a new signing secret and prints it once. The secret it replaces goes on signing\n' +
+      `deliveries beside it for ${RETIRED_SECRET_MS / 3_600_000} hours, so the receiver can switch without losing a message;\n` +
+      'rotating again does not cut that short. Deliveries carry one signature per live secret.\n' +
+      `At most ${MOST_RETIRED_SECRETS} retired secrets sign at once: one more rotation is refused (exit 1) until the\n` +
+      'oldest stops. With --json: one object with id, url, secret, previousSecretUntil and\n' +
+      'retiredSecretsUntil (the end of each live retired secret, oldest first).',
     STORE_SETTINGS,
   ),
 };
@@ -41,7 +48,7 @@ export function webhookCommand(argv: readonly string[], context: CommandContext)
 
 async function add(argv: readonly string[], context: CommandContext): Promise<number> {
   const { values, positionals } = parseCommandLine(argv, {
-    options: { description: { type: 'string' }, json: { type: 'boolean' } },
+    options: { description: { type: 'string' }, 'allow-duplicate': { type: 'boolean' }, json: { type: 'boolean' } },
     settingNames: STORE_SETTINGS,
     positionals: 1,
   });
@@ -49,7 +56,8 @@ async function add(argv: readonly string[], context: CommandContext): Promise<nu
   const url = positionals[0];
   if (url === undefined) throw new UsageError('webhook add needs the URL to deliver to');
   return withStore(values, context, async (store) => {
-    const result = await addSubscription(store.webhooks, url, values.description);
+    const result = await addSubscription(store.webhooks, url, values.description, { allowDuplicate: values['allow-duplicate'] ?? false });
+    if (!result.added && result.duplicateOf !== undefined) throw new CommandFailed(`${result.problem}; --allow-duplicate adds another`);
     if (!result.added) throw new UsageError(result.problem);
     const { id, url: stored, secret } = result.subscription;
     if (values.json) {
@@ -86,10 +94,12 @@ async function list(argv: readonly string[], context: CommandContext): Promise<n
       context.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
       return 0;
     }
-    const table = [['ID', 'URL', 'STATE', 'PENDING', 'DELIVERED', 'FAILED', 'LAST ERROR']].concat(
+    const table = [['ID', 'URL', 'DESCRIPTION', 'STATE', 'PENDING', 'DELIVERED', 'FAILED', 'LAST ERROR']].concat(
       rows.map((row) => [
         String(row.id),
         row.url,
+        // One line a subscription, whatever the description holds.
+        row.description === null ? '-' : row.description.replace(/\s+/g, ' '),
         row.state,
         String(row.pending),
         String(row.delivered),
@@ -118,18 +128,29 @@ async function rotate(argv: readonly string[], context: CommandContext): Promise
   if (values.help) return printHelp(context, help.rotate);
   const id = subscriptionId(positionals[0], 'rotate-secret');
   return withStore(values, context, async (store) => {
-    const rotated = await rotateSecret(store.webhooks, id);
-    if (rotated === undefined) throw new CommandFailed(`no webhook subscription with id ${id}`);
+    const now = new Date();
+    const result = await rotateSecret(store.webhooks, id, now);
+    if (result === undefined) throw new CommandFailed(`no webhook subscription with id ${id}`);
+    if (!result.rotated) throw new CommandFailed(result.problem);
+    const { subscription, retiredUntil } = result;
+    const live = subscription.retiredSecrets.filter((retired) => retired.until > now).map((retired) => retired.until.toISOString());
     if (values.json) {
-      context.stdout.write(`${JSON.stringify({ id, url: rotated.url, secret: rotated.secret, previousSecretUntil: rotated.previousSecretUntil?.toISOString() })}\n`);
+      const shown = { id, url: subscription.url, secret: subscription.secret, previousSecretUntil: retiredUntil.toISOString(), retiredSecretsUntil: live };
+      context.stdout.write(`${JSON.stringify(shown)}\n`);
     } else {
-      context.stdout.write(`secret: ${rotated.secret}\n`);
-      context.stderr.write(
-        `New secret for webhook subscription ${id}; the old one goes on signing beside it for ${PREVIOUS_SECRET_MS / 3_600_000} hours. It is not shown again.\n`,
-      );
+      context.stdout.write(`secret: ${subscription.secret}\n`);
+      context.stderr.write(`New secret for webhook subscription ${id}; it is not shown again. ${retiredWindows(live)}\n`);
     }
     return 0;
   });
+}
+
+/** What the retired secrets still sign, given the end of each (oldest first, the one just retired last). */
+function retiredWindows(ends: readonly string[]): string {
+  const previous = `The previous secret goes on signing beside it until ${ends.at(-1)} (${RETIRED_SECRET_MS / 3_600_000} hours)`;
+  const older = ends.slice(0, -1);
+  if (older.length === 0) return `${previous}.`;
+  return `${previous}, and ${older.length} older ${older.length === 1 ? 'one until its' : 'ones until their'} own end (${older.join(', ')}).`;
 }
 
 function subscriptionId(text: string | undefined, subcommand: string): number {

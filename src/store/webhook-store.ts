@@ -17,8 +17,12 @@ import type { NewPlant } from '../plants/plant.js';
  * the message any more.
  */
 export interface WebhookStore {
-  /** Stores a new, active subscription. */
-  addSubscription(subscription: NewSubscription): Promise<Subscription>;
+  /**
+   * Stores a new, active subscription. Unless `allowDuplicate`, an active
+   * subscription with the same URL (compared as stored) is kept instead:
+   * nothing is written, and it resolves that subscription's id.
+   */
+  addSubscription(subscription: NewSubscription, allowDuplicate: boolean): Promise<Subscription | { duplicateOf: number }>;
 
   /** Every active subscription with its counts, oldest first. */
   listSubscriptions(): Promise<SubscriptionSummary[]>;
@@ -34,11 +38,13 @@ export interface WebhookStore {
   removeSubscription(id: number): Promise<boolean>;
 
   /**
-   * Makes `secret` the subscription's secret and keeps the current one as the
-   * previous secret until `previousUntil`. Resolves undefined when no active
-   * subscription has this id.
+   * In one transaction: makes `secret` the subscription's secret, retires the
+   * current one until `retiredUntil`, and deletes the retired secrets whose
+   * window ended by `now`. Refused, changing nothing, when `mostRetired`
+   * retired secrets are still live at `now`: resolves when the oldest of
+   * them ends. Resolves undefined when no active subscription has this id.
    */
-  rotateSecret(id: number, secret: string, previousUntil: Date): Promise<Subscription | undefined>;
+  rotateSecret(rotation: SecretRotation): Promise<Subscription | { liveUntil: Date } | undefined>;
 
   /**
    * Leases up to `limit` of the subscription's due messages to `owner` for
@@ -82,9 +88,28 @@ export interface NewSubscription {
 
 export interface Subscription extends NewSubscription {
   id: number;
-  /** The secret before the last rotation, still signed with until `previousSecretUntil`. */
-  previousSecret: string | null;
-  previousSecretUntil: Date | null;
+  /**
+   * The secrets rotated out, oldest first. Each signs deliveries beside
+   * `secret` until its own `until`; one whose window ended may still be
+   * listed until the next rotation deletes it.
+   */
+  retiredSecrets: RetiredSecret[];
+}
+
+export interface RetiredSecret {
+  secret: string;
+  until: Date;
+}
+
+export interface SecretRotation {
+  id: number;
+  /** The new secret. */
+  secret: string;
+  /** When the secret it replaces stops signing. */
+  retiredUntil: Date;
+  now: Date;
+  /** Most retired secrets live at once, the one retired now included. */
+  mostRetired: number;
 }
 
 /** A subscription as `webhook list` shows it: never its secret. */

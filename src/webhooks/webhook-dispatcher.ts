@@ -7,6 +7,7 @@ import { retryDelayMs } from './retry-delay.js';
 import { type AttemptResult, postMessage } from './post-message.js';
 import { messageBody, webhookId } from './message.js';
 import { secretKey, signatureHeader } from './signature.js';
+import { signingSecrets } from './subscriptions.js';
 import type { WebhookMetrics } from '../observability/webhook-metrics.js';
 
 export interface DispatcherOptions {
@@ -195,10 +196,8 @@ export class WebhookDispatcher {
     for (const subscription of subscriptions) {
       active.add(subscription.id);
       const known = this.#targets.get(subscription.id);
-      const keys = [secretKey(subscription.secret)];
-      if (subscription.previousSecret !== null && (subscription.previousSecretUntil?.getTime() ?? 0) > now) {
-        keys.push(secretKey(subscription.previousSecret));
-      }
+      // Read with the subscriptions each turn, so a retired secret stops signing within a turn of its window's end.
+      const keys = signingSecrets(subscription, now).map(secretKey);
       // Updated in place: the attempts in flight hold this object and count themselves out of it.
       if (known === undefined) this.#targets.set(subscription.id, { subscription, url: new URL(subscription.url), keys, inFlight: 0 });
       else Object.assign(known, { subscription, url: new URL(subscription.url), keys });

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { testBackends } from '../helpers/backends.js';
+import { runMain } from '../helpers/in-process-cli.js';
 import { runCli } from '../helpers/processes.js';
-import { addWebhook, listWebhooks } from '../helpers/webhooks.js';
+import { addWebhook, endRetiredSecret, listWebhooks } from '../helpers/webhooks.js';
 
 for (const backend of await testBackends('the webhook command')) {
   test(`${backend.name}: webhook add prints the id and the secret once; list shows state and counts, never the secret`, async (t) => {
@@ -13,12 +14,17 @@ for (const backend of await testBackends('the webhook command')) {
     assert.match(added.stderr, /Store the secret now/);
     const secret = /secret: (\S+)/.exec(added.stdout)![1]!;
     const second = await addWebhook(env, 'http://127.0.0.1:9/second');
+    assert.equal((await runCli(['webhook', 'add', 'http://127.0.0.1:9/third', '--description', 'spread\nover  lines'], env)).code, 0);
     assert.deepEqual(Object.keys(second), ['id', 'url', 'secret']);
     assert.equal(second.id, 2);
 
     const table = await runCli(['webhook', 'list'], env);
     assert.equal(table.code, 0, table.stderr);
-    assert.match(table.stdout, /^ID\s+URL\s+STATE\s+PENDING\s+DELIVERED\s+FAILED\s+LAST ERROR\n1\s+https:\/\/example\.com\/hooks\/plants\s+active\s+0\s+0\s+0\s+-\n2\s+/);
+    assert.match(
+      table.stdout,
+      /^ID\s+URL\s+DESCRIPTION\s+STATE\s+PENDING\s+DELIVERED\s+FAILED\s+LAST ERROR\n1\s+https:\/\/example\.com\/hooks\/plants\s+the catalogue\s+active\s+0\s+0\s+0\s+-\n2\s+http:\/\/127\.0\.0\.1:9\/second\s+-\s+active\s+0\s+0\s+0\s+-\n3\s+http:\/\/127\.0\.0\.1:9\/third\s+spread over lines\s+active\s+0\s+0\s+0\s+-\n$/,
+      'the description in the table, one line a subscription',
+    );
     assert.ok(!table.stdout.includes(secret) && !table.stdout.includes('whsec_'), 'no secret in the list');
     const listed = await listWebhooks(env);
     assert.deepEqual(
@@ -26,6 +32,7 @@ for (const backend of await testBackends('the webhook command')) {
       [
         { id: 1, url: 'https://example.com/hooks/plants', state: 'active', pending: 0, delivered: 0, failed: 0, lastError: null },
         { id: 2, url: 'http://127.0.0.1:9/second', state: 'active', pending: 0, delivered: 0, failed: 0, lastError: null },
+        { id: 3, url: 'http://127.0.0.1:9/third', state: 'active', pending: 0, delivered: 0, failed: 0, lastError: null },
       ],
     );
     assert.equal((listed[0] as unknown as { description: string }).description, 'the catalogue');
@@ -33,13 +40,69 @@ for (const backend of await testBackends('the webhook command')) {
 
     const rotated = await runCli(['webhook', 'rotate-secret', '1'], env);
     assert.equal(rotated.code, 0, rotated.stderr);
-    assert.match(rotated.stdout, /^secret: whsec_/);
+    assert.match(rotated.stdout, /^secret: whsec_[A-Za-z0-9+/]+=*\n$/);
     assert.ok(!rotated.stdout.includes(secret), 'a new secret');
-    assert.match(rotated.stderr, /24 hours/);
+    const [, shownUntil] = /The previous secret goes on signing beside it until (\S+) \(24 hours\)\.\n$/.exec(rotated.stderr) ?? [];
+    assert.ok(shownUntil !== undefined, rotated.stderr);
+    assert.ok(Math.abs(Date.parse(shownUntil) - (Date.now() + 24 * 3_600_000)) < 60_000, `${shownUntil} is 24 hours from now`);
 
     const removed = await runCli(['webhook', 'remove', '1'], env);
     assert.equal(removed.code, 0, removed.stderr);
-    assert.deepEqual((await listWebhooks(env)).map((subscription) => subscription.id), [2]);
+    assert.deepEqual((await listWebhooks(env)).map((subscription) => subscription.id), [2, 3]);
+  });
+
+  test(`${backend.name}: rotate-secret says until when each retired secret signs; past 5 live ones it is refused until the oldest ends`, async (t) => {
+    const env = { DATABASE_URL: await backend.freshUrl(t) };
+    const added = await runMain(['webhook', 'add', 'https://example.com/hooks/plants', '--json'], env);
+    const { id, secret: first } = JSON.parse(added.stdout) as { id: number; secret: string };
+    const rotate = () => runMain(['webhook', 'rotate-secret', String(id), '--json'], env);
+    const shown: { id: number; url: string; secret: string; previousSecretUntil: string; retiredSecretsUntil: string[] }[] = [];
+    for (let rotation = 1; rotation <= 5; rotation++) {
+      const rotated = await rotate();
+      assert.equal(rotated.code, 0, rotated.stderr);
+      shown.push(JSON.parse(rotated.stdout));
+    }
+    const last = shown.at(-1)!;
+    assert.deepEqual(Object.keys(last), ['id', 'url', 'secret', 'previousSecretUntil', 'retiredSecretsUntil']);
+    assert.equal(last.url, 'https://example.com/hooks/plants');
+    assert.ok(Math.abs(Date.parse(last.previousSecretUntil) - (Date.now() + 24 * 3_600_000)) < 60_000, `${last.previousSecretUntil} is 24 hours from now`);
+    assert.deepEqual(last.retiredSecretsUntil, shown.map((rotation) => rotation.previousSecretUntil), 'every retired secret keeps its own end');
+
+    const refused = await rotate();
+    assert.equal(refused.code, 1);
+    assert.equal(refused.stdout, '');
+    assert.equal(
+      refused.stderr,
+      `plantstore: webhook subscription ${id} has 5 retired secrets still signing, the most at once; rotate again once the oldest stops, at ${shown[0]!.previousSecretUntil}\n`,
+    );
+
+    await endRetiredSecret(env.DATABASE_URL, first);
+    const text = await runMain(['webhook', 'rotate-secret', String(id)], env);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stderr, /The previous secret goes on signing beside it until \S+ \(24 hours\), and 4 older ones until their own end \((\S+Z, ){3}\S+Z\)\.\n$/);
+    assert.ok(text.stderr.includes(shown[1]!.previousSecretUntil), 'names the ends of the older ones');
+  });
+
+  test(`${backend.name}: webhook add refuses a URL an active subscription already has, as stored, unless --allow-duplicate`, async (t) => {
+    const env = { DATABASE_URL: await backend.freshUrl(t) };
+    const add = async (args: string[]) => {
+      const added = await runMain(['webhook', 'add', ...args, '--json'], env);
+      assert.equal(added.code, 0, added.stderr);
+      return JSON.parse(added.stdout) as { id: number; url: string };
+    };
+    const listed = async () => JSON.parse((await runMain(['webhook', 'list', '--json'], env)).stdout) as { id: number }[];
+    const { id } = await add(['https://example.com/hooks/plants?source=plantstore']);
+    // The same URL once parsed: host case and the default port do not make it another.
+    const again = await runMain(['webhook', 'add', 'https://EXAMPLE.com:443/hooks/plants?source=plantstore'], env);
+    assert.equal(again.code, 1);
+    assert.equal(again.stdout, '');
+    assert.equal(again.stderr, `plantstore: webhook subscription ${id} already delivers to this URL; --allow-duplicate adds another\n`);
+    assert.deepEqual((await listed()).map((subscription) => subscription.id), [id], 'nothing added');
+
+    const other = await add(['https://example.com/hooks/plants?source=other']);
+    const duplicate = await add(['https://example.com/hooks/plants?source=plantstore', '--allow-duplicate']);
+    assert.equal(duplicate.url, 'https://example.com/hooks/plants?source=plantstore');
+    assert.deepEqual((await listed()).map((subscription) => subscription.id), [id, other.id, duplicate.id]);
   });
 }
 

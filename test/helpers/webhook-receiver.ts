@@ -144,16 +144,24 @@ export class WebhookReceiver {
   }
 
   #verified(id: string, timestamp: number, body: string, signatures: readonly string[]): number {
-    let verified = 0;
-    for (const secret of this.secrets) {
-      const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-      const expected = Buffer.from(createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64'));
-      for (const signature of signatures) {
-        const [version, value = ''] = signature.split(',', 2);
-        const given = Buffer.from(value);
-        if (version === 'v1' && given.length === expected.length && timingSafeEqual(given, expected)) verified += 1;
-      }
-    }
-    return verified;
+    return this.secrets.reduce((verified, secret) => verified + signaturesBy(secret, id, timestamp, body, signatures), 0);
   }
+
+  /** Whether one of the request's signatures verifies with `secret`, known to the receiver or not. */
+  static signedWith(request: Received, secret: string): boolean {
+    return signaturesBy(secret, request.webhookId, request.timestamp, request.body, request.signatures) > 0;
+  }
+}
+
+/** How many of `signatures` verify with `secret`. */
+function signaturesBy(secret: string, id: string, timestamp: number, body: string, signatures: readonly string[]): number {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  const expected = Buffer.from(createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64'));
+  let verified = 0;
+  for (const signature of signatures) {
+    const [version, value = ''] = signature.split(',', 2);
+    const given = Buffer.from(value);
+    if (version === 'v1' && given.length === expected.length && timingSafeEqual(given, expected)) verified += 1;
+  }
+  return verified;
 }

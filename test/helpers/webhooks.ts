@@ -85,6 +85,34 @@ export async function outboxRows(databaseUrl: string): Promise<number> {
 }
 
 /**
+ * Ends a retired secret's window now, as time would: its stored end is moved
+ * an hour into the past, in the database the server uses.
+ */
+export async function endRetiredSecret(databaseUrl: string, secret: string): Promise<void> {
+  const past = Date.now() - 3_600_000;
+  if (databaseUrl.startsWith('sqlite:')) {
+    const { sqliteDriver } = await import('../../src/store/sqlite/driver.js');
+    const db = new (sqliteDriver())(databaseUrl.slice('sqlite:'.length), { timeout: 5000 });
+    try {
+      const { changes } = db.prepare('UPDATE webhook_retired_secrets SET valid_until = ? WHERE secret = ?').run(past, secret);
+      assert.equal(changes, 1, 'one retired secret ended');
+    } finally {
+      db.close();
+    }
+    return;
+  }
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('UPDATE webhook_retired_secrets SET valid_until = $1 WHERE secret = $2', [new Date(past), secret]);
+    assert.equal(rowCount, 1, 'one retired secret ended');
+  } finally {
+    await client.end();
+  }
+}
+
+/**
  * `clients` loops that post new plants (ids from `firstId` up) to `urls` in
  * turn until `stop` is called; resolves, after stop, the ids answered 200.
  * A request cut by a killed server is not acknowledged and not an error.

@@ -300,15 +300,63 @@ export function storeContract(backend: string, openFresh: (t: TestContext) => Pr
     assert.deepEqual(await store.webhooks.claimMessages({ subscriptionId: removed.id, owner: 'a', limit: 10, leaseMs: 1000 }), []);
     assert.deepEqual((await store.webhooks.listSubscriptions()).map((listed) => [listed.id, listed.pending]), [[kept.id, 2]]);
     assert.deepEqual((await store.webhooks.activeSubscriptions()).map((active) => active.id), [kept.id]);
-    const until = new Date(Date.now() + 3_600_000);
-    const rotated = await store.webhooks.rotateSecret(kept.id, 'whsec_bmV3', until);
-    assert.equal(rotated?.secret, 'whsec_bmV3');
-    assert.equal(rotated?.previousSecret, kept.secret);
-    assert.equal(rotated?.previousSecretUntil?.getTime(), until.getTime());
-    assert.equal(await store.webhooks.rotateSecret(removed.id, 'whsec_eA==', until), undefined);
+    const now = new Date();
+    const until = new Date(now.getTime() + 3_600_000);
+    const rotated = await store.webhooks.rotateSecret({ id: kept.id, secret: 'whsec_bmV3', retiredUntil: until, now, mostRetired: 5 });
+    assert.deepEqual(rotated, { ...kept, secret: 'whsec_bmV3', retiredSecrets: [{ secret: kept.secret, until }] });
+    assert.deepEqual(await store.webhooks.activeSubscriptions(), [rotated]);
+    assert.equal(await store.webhooks.rotateSecret({ id: removed.id, secret: 'whsec_eA==', retiredUntil: until, now, mostRetired: 5 }), undefined);
+  });
+
+  test(`${backend}: each retired secret keeps its own window; a rotation deletes the ended ones and is refused while the most are live`, async (t) => {
+    const store = await openFresh(t);
+    const subscription = await addSubscription(store, 'http://127.0.0.1:9/hook');
+    const at = (minutes: number) => new Date(Date.parse('2030-01-01T00:00:00.000Z') + minutes * 60_000);
+    const rotate = (secret: string, minutes: number) =>
+      store.webhooks.rotateSecret({ id: subscription.id, secret, retiredUntil: at(minutes + 60), now: at(minutes), mostRetired: 2 });
+
+    await rotate('whsec_c2Vjb25k', 0);
+    const twice = await rotate('whsec_dGhpcmQ=', 10);
+    assert.deepEqual(twice, {
+      ...subscription,
+      secret: 'whsec_dGhpcmQ=',
+      retiredSecrets: [
+        { secret: subscription.secret, until: at(60) },
+        { secret: 'whsec_c2Vjb25k', until: at(70) },
+      ],
+    }, 'the second rotation keeps the first secret until its own end');
+
+    assert.deepEqual(await rotate('whsec_Zm91cnRo', 20), { liveUntil: at(60) }, 'two live: refused, naming when the oldest ends');
+    assert.deepEqual(await store.webhooks.activeSubscriptions(), [twice], 'a refused rotation changes nothing');
+
+    const later = await rotate('whsec_Zm91cnRo', 60);
+    assert.deepEqual(later, {
+      ...subscription,
+      secret: 'whsec_Zm91cnRo',
+      retiredSecrets: [
+        { secret: 'whsec_c2Vjb25k', until: at(70) },
+        { secret: 'whsec_dGhpcmQ=', until: at(120) },
+      ],
+    }, 'once the first window ends, a rotation goes through and deletes it');
+  });
+
+  test(`${backend}: a URL that an active subscription has is refused unless allowed; a removed one does not count`, async (t) => {
+    const store = await openFresh(t);
+    const first = await addSubscription(store, 'https://example.com/hooks');
+    const subscription = { url: 'https://example.com/hooks', description: null, secret: 'whsec_b3RoZXI=', key: 'k2', createdAt: new Date() };
+    assert.deepEqual(await store.webhooks.addSubscription(subscription, false), { duplicateOf: first.id });
+    assert.deepEqual((await store.webhooks.activeSubscriptions()).map((active) => active.id), [first.id], 'nothing written');
+    const second = await store.webhooks.addSubscription(subscription, true);
+    assert.ok('id' in second && second.id !== first.id, 'allowed on purpose');
+    await store.webhooks.removeSubscription(first.id);
+    await store.webhooks.removeSubscription(second.id);
+    const again = await store.webhooks.addSubscription(subscription, false);
+    assert.ok('id' in again, 'a removed subscription leaves its URL free');
   });
 }
 
-function addSubscription(store: Store, url: string): Promise<Subscription> {
-  return store.webhooks.addSubscription({ url, description: null, secret: `whsec_${Buffer.from(url).toString('base64')}`, key: 'k', createdAt: new Date() });
+async function addSubscription(store: Store, url: string): Promise<Subscription> {
+  const added = await store.webhooks.addSubscription({ url, description: null, secret: `whsec_${Buffer.from(url).toString('base64')}`, key: 'k', createdAt: new Date() }, false);
+  assert.ok('id' in added, `${url} added`);
+  return added;
 }

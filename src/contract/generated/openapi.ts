@@ -153,9 +153,10 @@ export interface webhooks {
          *
          *     The signature is `v1,` and the base64 HMAC-SHA256 of
          *     `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
-         *     part of the subscription's secret after `whsec_`. For 24 hours after
-         *     `plantstore webhook rotate-secret` the header holds two signatures,
-         *     separated by a space, one per secret: either one verifying is enough.
+         *     part of the subscription's secret after `whsec_`. After
+         *     `plantstore webhook rotate-secret` the header holds one signature per
+         *     live secret, separated by spaces: the current one and each retired
+         *     within the last 24 hours (at most 5). Any one verifying is enough.
          */
         post: operations["plantCreated"];
         delete?: never;

@@ -1,6 +1,7 @@
+import type pg from 'pg';
 import type { Connections } from './primary-pool.js';
 import { plantFromRow } from '../store.js';
-import type { ClaimedMessage, NewSubscription, Settlement, Subscription, SubscriptionSummary, WebhookStore } from '../webhook-store.js';
+import type { ClaimedMessage, NewSubscription, SecretRotation, Settlement, Subscription, SubscriptionSummary, WebhookStore } from '../webhook-store.js';
 import { translateErrors } from './errors.js';
 
 interface SubscriptionRow {
@@ -9,14 +10,22 @@ interface SubscriptionRow {
   description: string | null;
   secret: string;
   key: string;
-  previous_secret: string | null;
-  previous_secret_until: Date | null;
   created_at: Date;
+  /** `[secret, valid_until in ms]` of each retired secret. */
+  retired_secrets: [string, number][];
 }
+
+/** A subscription's retired secrets as one JSON column, so that the subscriptions are read in one statement. */
+const RETIRED_SECRETS = `coalesce((SELECT json_agg(json_build_array(r.secret, (extract(epoch FROM r.valid_until) * 1000)::bigint))
+                                      FROM webhook_retired_secrets r WHERE r.subscription_id = s.id), '[]') AS retired_secrets`;
+
+/** Any constant does: adds take turns on it, so two adds of one URL cannot both find it free. */
+const ADD_LOCK = 8100956956760700016n;
 
 /**
  * The outbox on PostgreSQL. Every statement stands alone (autocommit), as
- * the rest of the store's, so it works behind PgBouncer in transaction mode.
+ * the rest of the store's, but for an add and a rotation, each a short
+ * transaction of its own: all of it works behind PgBouncer in transaction mode.
  * Due times and leases are the database's clock (`now()`), the one clock that
  * every instance on the database shares. A claim skips rows another instance
  * is claiming at that moment (`FOR UPDATE SKIP LOCKED`) instead of waiting
@@ -39,10 +48,19 @@ export class PostgresWebhookStore implements WebhookStore {
     this.#listeners.push(listener);
   }
 
-  async addSubscription(subscription: NewSubscription): Promise<Subscription> {
-    return translateErrors(async () => {
-      const { rows } = await this.#pool.query<SubscriptionRow>(
-        'INSERT INTO webhook_subscriptions (url, description, secret, key, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *',
+  async addSubscription(subscription: NewSubscription, allowDuplicate: boolean): Promise<Subscription | { duplicateOf: number }> {
+    return this.#inTransaction(async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [ADD_LOCK]);
+      if (!allowDuplicate) {
+        const { rows } = await client.query<{ id: string }>(
+          'SELECT id FROM webhook_subscriptions WHERE url = $1 AND removed_at IS NULL ORDER BY id LIMIT 1',
+          [subscription.url],
+        );
+        if (rows[0] !== undefined) return { duplicateOf: Number(rows[0].id) };
+      }
+      const { rows } = await client.query<SubscriptionRow>(
+        `INSERT INTO webhook_subscriptions (url, description, secret, key, created_at) VALUES ($1, $2, $3, $4, $5)
+         RETURNING *, '[]'::json AS retired_secrets`,
         [subscription.url, subscription.description, subscription.secret, subscription.key, subscription.createdAt],
       );
       return toSubscription(rows[0]!);
@@ -84,7 +102,9 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async activeSubscriptions(): Promise<Subscription[]> {
     return translateErrors(async () => {
-      const { rows } = await this.#pool.query<SubscriptionRow>('SELECT * FROM webhook_subscriptions WHERE removed_at IS NULL ORDER BY id');
+      const { rows } = await this.#pool.query<SubscriptionRow>(
+        `SELECT s.*, ${RETIRED_SECRETS} FROM webhook_subscriptions s WHERE s.removed_at IS NULL ORDER BY s.id`,
+      );
       return rows.map(toSubscription);
     });
   }
@@ -97,6 +117,8 @@ export class PostgresWebhookStore implements WebhookStore {
            UPDATE webhook_subscriptions SET removed_at = now() WHERE id = $1 AND removed_at IS NULL RETURNING id
          ), dropped AS (
            DELETE FROM webhook_messages WHERE subscription_id IN (SELECT id FROM removed) AND state = 'pending'
+         ), retired AS (
+           DELETE FROM webhook_retired_secrets WHERE subscription_id IN (SELECT id FROM removed)
          )
          SELECT EXISTS (SELECT 1 FROM removed) AS removed`,
         [id],
@@ -105,14 +127,31 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  async rotateSecret(id: number, secret: string, previousUntil: Date): Promise<Subscription | undefined> {
-    return translateErrors(async () => {
-      const { rows } = await this.#pool.query<SubscriptionRow>(
-        `UPDATE webhook_subscriptions SET previous_secret = secret, previous_secret_until = $1, secret = $2
-          WHERE id = $3 AND removed_at IS NULL RETURNING *`,
-        [previousUntil, secret, id],
+  async rotateSecret({ id, secret, retiredUntil, now, mostRetired }: SecretRotation): Promise<Subscription | { liveUntil: Date } | undefined> {
+    return this.#inTransaction(async (client) => {
+      // The lock on the subscription makes rotations of it take turns, so each counts the secrets the one before retired.
+      const locked = await client.query('SELECT 1 FROM webhook_subscriptions WHERE id = $1 AND removed_at IS NULL FOR UPDATE', [id]);
+      if (locked.rowCount === 0) return undefined;
+      const { rows: [live] } = await client.query<{ live: string; oldest: Date | null }>(
+        'SELECT count(*) AS live, min(valid_until) AS oldest FROM webhook_retired_secrets WHERE subscription_id = $1 AND valid_until > $2',
+        [id, now],
       );
-      return rows[0] && toSubscription(rows[0]);
+      if (Number(live!.live) >= mostRetired) return { liveUntil: live!.oldest! };
+      const { rows } = await client.query<SubscriptionRow>(
+        `WITH retired AS (
+           INSERT INTO webhook_retired_secrets (subscription_id, secret, valid_until) SELECT id, secret, $2 FROM webhook_subscriptions WHERE id = $1
+         ), pruned AS (
+           DELETE FROM webhook_retired_secrets WHERE subscription_id = $1 AND valid_until <= $3
+         )
+         UPDATE webhook_subscriptions SET previous_secret = secret, previous_secret_until = $2, secret = $4 WHERE id = $1 RETURNING *`,
+        [id, retiredUntil, now, secret],
+      );
+      // The statement's own changes to the retired secrets are not visible to it: they are read after.
+      const { rows: [retired] } = await client.query<Pick<SubscriptionRow, 'retired_secrets'>>(
+        `SELECT ${RETIRED_SECRETS} FROM webhook_subscriptions s WHERE s.id = $1`,
+        [id],
+      );
+      return toSubscription({ ...rows[0]!, retired_secrets: retired!.retired_secrets });
     });
   }
 
@@ -209,6 +248,26 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
+  /** Runs `work` in one transaction on one connection of the pool. */
+  async #inTransaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return translateErrors(async () => {
+      const client = await this.#pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => (broken = true));
+        throw error;
+      } finally {
+        // A connection that cannot even roll back is not lent again.
+        client.release(broken);
+      }
+    });
+  }
+
   async backlog(): Promise<{ subscriptionId: number; pending: number; oldestCreatedAt: Date | null }[]> {
     return translateErrors(async () => {
       const { rows } = await this.#pool.query<{ subscription_id: string; pending: string; oldest: Date | null }>(
@@ -228,8 +287,7 @@ function toSubscription(row: SubscriptionRow): Subscription {
     description: row.description,
     secret: row.secret,
     key: row.key,
-    previousSecret: row.previous_secret,
-    previousSecretUntil: row.previous_secret_until,
+    retiredSecrets: row.retired_secrets.map(([secret, until]) => ({ secret, until: new Date(Number(until)) })).sort((a, b) => a.until.getTime() - b.until.getTime()),
     createdAt: row.created_at,
   };
 }

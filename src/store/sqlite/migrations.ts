@@ -90,6 +90,28 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE tokens ADD COLUMN last_used_at INTEGER;
     `,
   },
+  {
+    version: 4,
+    name: 'keep every retired webhook secret until its own window ends',
+    sql: `
+      -- One row a secret rotated out, signing beside the current one until valid_until. The
+      -- previous_secret columns held only the last, so a second rotation cut off the first.
+      CREATE TABLE webhook_retired_secrets (
+        id INTEGER PRIMARY KEY,
+        subscription_id INTEGER NOT NULL,
+        secret TEXT NOT NULL,
+        valid_until INTEGER NOT NULL
+      ) STRICT;
+
+      CREATE INDEX webhook_retired_secrets_subscription ON webhook_retired_secrets (subscription_id);
+
+      -- previous_secret stays, still written with the newest retired secret: instances of an older
+      -- build, running beside this one during an upgrade, sign with it.
+      INSERT INTO webhook_retired_secrets (subscription_id, secret, valid_until)
+        SELECT id, previous_secret, previous_secret_until FROM webhook_subscriptions
+         WHERE previous_secret IS NOT NULL AND previous_secret_until IS NOT NULL AND removed_at IS NULL;
+    `,
+  },
 ];
 
 /**

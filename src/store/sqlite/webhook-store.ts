@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { ClaimedMessage, NewSubscription, Settlement, Subscription, SubscriptionSummary, WebhookStore } from '../webhook-store.js';
+import type { ClaimedMessage, NewSubscription, SecretRotation, Settlement, Subscription, SubscriptionSummary, WebhookStore } from '../webhook-store.js';
 import { translateErrors } from './errors.js';
 import { decodePlantIds, type PlantRow, toNewPlant } from './plant-batch.js';
 
@@ -9,10 +9,14 @@ interface SubscriptionRow {
   description: string | null;
   secret: string;
   key: string;
-  previous_secret: string | null;
-  previous_secret_until: number | null;
   created_at: number;
+  /** JSON: `[secret, valid_until]` of each retired secret. */
+  retired_secrets: string;
 }
+
+/** A subscription's retired secrets as one JSON column, so that the subscriptions are read in one statement. */
+const RETIRED_SECRETS = `(SELECT json_group_array(json_array(r.secret, r.valid_until)) FROM webhook_retired_secrets r
+                           WHERE r.subscription_id = s.id) AS retired_secrets`;
 
 interface SummaryRow {
   id: number;
@@ -45,9 +49,11 @@ export class SqliteWebhookStore implements WebhookStore {
     this.#db = db;
     this.#statements = {
       insert: db.prepare(
-        `INSERT INTO webhook_subscriptions (url, description, secret, key, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *`,
+        `INSERT INTO webhook_subscriptions (url, description, secret, key, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *, '[]' AS retired_secrets`,
       ),
-      active: db.prepare('SELECT * FROM webhook_subscriptions WHERE removed_at IS NULL ORDER BY id'),
+      activeWithUrl: db.prepare('SELECT id FROM webhook_subscriptions WHERE url = ? AND removed_at IS NULL ORDER BY id LIMIT 1'),
+      active: db.prepare(`SELECT s.*, ${RETIRED_SECRETS} FROM webhook_subscriptions s WHERE s.removed_at IS NULL ORDER BY s.id`),
+      activeById: db.prepare(`SELECT s.*, ${RETIRED_SECRETS} FROM webhook_subscriptions s WHERE s.id = ? AND s.removed_at IS NULL`),
       summaries: db.prepare(
         `SELECT s.id, s.url, s.description, s.created_at, s.delivered, s.failed, s.last_error, s.last_error_at, s.last_delivered_at,
                 (SELECT count(*) FROM webhook_messages m WHERE m.subscription_id = s.id AND m.state = 'pending')
@@ -57,13 +63,18 @@ export class SqliteWebhookStore implements WebhookStore {
       remove: db.prepare('UPDATE webhook_subscriptions SET removed_at = ? WHERE id = ? AND removed_at IS NULL'),
       dropPending: db.prepare(`DELETE FROM webhook_messages WHERE subscription_id = ? AND state = 'pending'`),
       dropBatches: db.prepare('DELETE FROM webhook_batches WHERE subscription_id = ?'),
+      dropRetired: db.prepare('DELETE FROM webhook_retired_secrets WHERE subscription_id = ?'),
       nextBatch: db.prepare('SELECT id, created_at, plant_ids FROM webhook_batches WHERE subscription_id = ? ORDER BY id LIMIT 1'),
       dropBatch: db.prepare('DELETE FROM webhook_batches WHERE id = ?'),
       insertMessage: db.prepare('INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at) VALUES (?, ?, ?, ?)'),
-      rotate: db.prepare(
-        `UPDATE webhook_subscriptions SET previous_secret = secret, previous_secret_until = ?, secret = ?
-          WHERE id = ? AND removed_at IS NULL RETURNING *`,
+      liveRetired: db.prepare(
+        'SELECT count(*) AS live, min(valid_until) AS oldest FROM webhook_retired_secrets WHERE subscription_id = ? AND valid_until > ?',
       ),
+      retire: db.prepare(
+        'INSERT INTO webhook_retired_secrets (subscription_id, secret, valid_until) SELECT id, secret, ? FROM webhook_subscriptions WHERE id = ?',
+      ),
+      rotate: db.prepare('UPDATE webhook_subscriptions SET previous_secret = secret, previous_secret_until = ?, secret = ? WHERE id = ?'),
+      pruneRetired: db.prepare('DELETE FROM webhook_retired_secrets WHERE subscription_id = ? AND valid_until <= ?'),
       claim: db
         .prepare(
           `UPDATE webhook_messages SET next_attempt_at = ?, lease_owner = ?, attempts = attempts + 1
@@ -117,17 +128,21 @@ export class SqliteWebhookStore implements WebhookStore {
     this.#listeners.push(listener);
   }
 
-  async addSubscription(subscription: NewSubscription): Promise<Subscription> {
-    return translateErrors(() => {
-      const row = this.#statements.insert.get(
-        subscription.url,
-        subscription.description,
-        subscription.secret,
-        subscription.key,
-        subscription.createdAt.getTime(),
-      ) as SubscriptionRow;
-      return toSubscription(row);
-    });
+  async addSubscription(subscription: NewSubscription, allowDuplicate: boolean): Promise<Subscription | { duplicateOf: number }> {
+    return translateErrors(() =>
+      this.#inTransaction(() => {
+        const existing = allowDuplicate ? undefined : (this.#statements.activeWithUrl.get(subscription.url) as { id: number } | undefined);
+        if (existing !== undefined) return { duplicateOf: existing.id };
+        const row = this.#statements.insert.get(
+          subscription.url,
+          subscription.description,
+          subscription.secret,
+          subscription.key,
+          subscription.createdAt.getTime(),
+        ) as SubscriptionRow;
+        return toSubscription(row);
+      }),
+    );
   }
 
   async listSubscriptions(): Promise<SubscriptionSummary[]> {
@@ -157,16 +172,24 @@ export class SqliteWebhookStore implements WebhookStore {
         if (this.#statements.remove.run(Date.now(), id).changes === 0) return false;
         this.#statements.dropPending.run(id);
         this.#statements.dropBatches.run(id);
+        this.#statements.dropRetired.run(id);
         return true;
       }),
     );
   }
 
-  async rotateSecret(id: number, secret: string, previousUntil: Date): Promise<Subscription | undefined> {
-    return translateErrors(() => {
-      const row = this.#statements.rotate.get(previousUntil.getTime(), secret, id) as SubscriptionRow | undefined;
-      return row && toSubscription(row);
-    });
+  async rotateSecret({ id, secret, retiredUntil, now, mostRetired }: SecretRotation): Promise<Subscription | { liveUntil: Date } | undefined> {
+    return translateErrors(() =>
+      this.#inTransaction(() => {
+        if (this.#statements.activeById.get(id) === undefined) return undefined;
+        const { live, oldest } = this.#statements.liveRetired.get(id, now.getTime()) as { live: number; oldest: number | null };
+        if (live >= mostRetired) return { liveUntil: new Date(oldest!) };
+        this.#statements.retire.run(retiredUntil.getTime(), id);
+        this.#statements.rotate.run(retiredUntil.getTime(), secret, id);
+        this.#statements.pruneRetired.run(id, now.getTime());
+        return toSubscription(this.#statements.activeById.get(id) as SubscriptionRow);
+      }),
+    );
   }
 
   async claimMessages({ subscriptionId, owner, limit, leaseMs }: { subscriptionId: number; owner: string; limit: number; leaseMs: number }): Promise<ClaimedMessage[]> {
@@ -273,8 +296,9 @@ function toSubscription(row: SubscriptionRow): Subscription {
     description: row.description,
     secret: row.secret,
     key: row.key,
-    previousSecret: row.previous_secret,
-    previousSecretUntil: row.previous_secret_until === null ? null : new Date(row.previous_secret_until),
+    retiredSecrets: (JSON.parse(row.retired_secrets) as [string, number][])
+      .map(([secret, until]) => ({ secret, until: new Date(until) }))
+      .sort((a, b) => a.until.getTime() - b.until.getTime()),
     createdAt: new Date(row.created_at),
   };
 }
