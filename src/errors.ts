@@ -3,8 +3,9 @@ import type { components } from './contract/generated/openapi.js';
 /**
  * The error catalogue: every error the service answers, one entry each.
  *
- * An entry has a stable code (used in logs and tests), the HTTP status it is
- * answered with, and the message a person reads. A request-specific detail
+ * An entry has a stable code (sent in the body as `code`, for programs, and
+ * logged), the HTTP status it is answered with, and the message a person
+ * reads. A request-specific detail
  * (which field, which id) is appended to the message after a colon. Headers
  * that always go with an error (the RFC 6750 bearer challenge, Retry-After)
  * sit in the entry too, so that no route has to remember them.
@@ -127,6 +128,6 @@ export class ServiceError extends Error {
   }
 
   toBody(): ErrorBody {
-    return { error: this.status, message: this.message };
+    return { error: this.status, message: this.message, code: this.code };
   }
 }

@@ -1,5 +1,5 @@
 import { serializeError } from '../contract/plant-codecs.js';
-import { ServiceError } from '../errors.js';
+import { type ErrorCode, errorCatalogue, ServiceError } from '../errors.js';
 
 /** What an answer's writer needs of a request's logger: Fastify's `request.log` and pino's loggers fit. */
 export interface RequestLog {
@@ -26,7 +26,17 @@ export function errorAnswer(error: unknown, log: RequestLog): ErrorAnswer {
   const answer = toServiceError(error as Error);
   if (answer.status >= 500) log.error({ err: error, code: answer.code }, answer.message);
   else log.info({ code: answer.code }, answer.message);
-  return { code: answer.code, status: answer.status, body: serializeError(answer.toBody()), headers: answer.headers };
+  return { code: answer.code, status: answer.status, body: errorJson(answer), headers: answer.headers };
+}
+
+/** Each entry's body with its bare message, written once: most errors carry no detail. */
+const BARE_BODIES = new Map<ErrorCode, string>(
+  (Object.keys(errorCatalogue) as ErrorCode[]).map((code) => [code, serializeError(new ServiceError(code).toBody())]),
+);
+
+/** An error's body as JSON: the Error schema's `error`, `message` and `code`. */
+export function errorJson(error: ServiceError): string {
+  return error.message === errorCatalogue[error.code].message ? BARE_BODIES.get(error.code)! : serializeError(error.toBody());
 }
 
 /** A body that fails the NewPlant schema: 400, naming the first field at fault. */

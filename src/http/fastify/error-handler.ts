@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { SECURITY_HEADERS } from '../answer-headers.js';
 import { errorAnswer } from '../error-answer.js';
 import { sendAnswer } from './send-answer.js';
 
@@ -10,4 +11,15 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
     reply.header('connection', 'close');
   }
   sendAnswer(reply, answer.status, answer.body, answer.headers);
+}
+
+/**
+ * Fastify's `frameworkErrors`: a request it refuses before routing (a path
+ * whose percent-encoding is broken) runs no hook, so the headers every
+ * answer has are set here; the error is then answered as any other.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.headers(SECURITY_HEADERS);
+  reply.header('x-request-id', request.id);
+  errorHandler(error, request, reply);
 }
