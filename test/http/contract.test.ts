@@ -88,7 +88,7 @@ test('the answers written outside the routes match the document: HTTP failures, 
     await connection.closed;
     const answers = splitAnswers(connection.received());
     assert.equal(answers.length, 1, connection.received());
-    return { status: answers[0]!.status, body: JSON.parse(answers[0]!.body) as unknown };
+    return { status: answers[0]!.status, headers: answers[0]!.headers, body: JSON.parse(answers[0]!.body) as unknown };
   };
   const cases: [string, string, { stall?: boolean }?][] = [
     ['malformed', 'NONSENSE\r\n\r\n'],
@@ -105,6 +105,7 @@ test('the answers written outside the routes match the document: HTTP failures, 
   assert.equal(stopping.status, 503);
   assertDeclaredError(responseSpec('/readyz', 'get', 503), stopping.body, 'readiness while stopping');
   assert.equal((stopping.body as { code: string }).code, 'STOPPING');
+  assert.equal(stopping.headers['retry-after'], '1', 'as the document declares for a 503');
 });
 
 test('the answer of a 200 is exactly a Plant: no id, nothing extra', async (t) => {
