@@ -1,5 +1,5 @@
 import { serializeError } from '../contract/plant-codecs.js';
-import { type ErrorCode, errorCatalogue, ServiceError } from '../errors.js';
+import { type CatalogueEntry, type ErrorCode, errorCatalogue, ServiceError } from '../errors.js';
 
 /** What an answer's writer needs of a request's logger: Fastify's `request.log` and pino's loggers fit. */
 export interface RequestLog {
@@ -19,12 +19,15 @@ export interface ErrorAnswer {
 /**
  * The one place where errors become answers: every error, ours or the
  * framework's, becomes a catalogue entry, answered with the spec's Error
- * body. The detail of a 5xx goes to the log under the request id, never to
- * the client.
+ * body, and logged at the entry's level. The detail of an error-level
+ * answer (a bug, a store away) goes to the log under the request id, never
+ * to the client.
  */
 export function errorAnswer(error: unknown, log: RequestLog): ErrorAnswer {
   const answer = toServiceError(error as Error);
-  if (answer.status >= 500) log.error({ err: error, code: answer.code }, answer.message);
+  const level = (errorCatalogue[answer.code] as CatalogueEntry).log;
+  if (level === 'error') log.error({ err: error, code: answer.code }, answer.message);
+  else if (level === 'warn') log.warn({ code: answer.code }, answer.message);
   else log.info({ code: answer.code }, answer.message);
   return { code: answer.code, status: answer.status, body: errorJson(answer), headers: answer.headers };
 }
