@@ -6,7 +6,7 @@ import { AuthFailureLimiter } from './http/auth-failure-limiter.js';
 import { clientAddress } from './http/client-address.js';
 import { CreatePipeline } from './http/create-pipeline.js';
 import { docsRoutes } from './http/fastify/docs-routes.js';
-import { errorHandler } from './http/fastify/error-handler.js';
+import { errorHandlers } from './http/fastify/error-handler.js';
 import { addGlobalHooks } from './http/fastify/global-hooks.js';
 import { metricsRoute } from './http/fastify/metrics-route.js';
 import { plantsRoute } from './http/fastify/plants-route.js';
@@ -91,6 +91,7 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
     clientAddress: clientAddress(config.trustProxy),
     bodyLimit: config.bodyLimit,
   });
+  const { errorHandler, frameworkErrors } = errorHandlers(config.bodyLimit);
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -102,6 +103,8 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
     // The node:http adapter takes the creates it can serve before Fastify sees them.
     serverFactory: (fastifyHandler, options) => httpServer(options, (request, response) => direct(request, response) || fastifyHandler(request, response)),
     clientErrorHandler,
+    // A path Fastify cannot decode is refused before routing, with the contract's Error, not Fastify's own body.
+    frameworkErrors,
     genReqId: requestId,
     // The client's address for the failed-authentication limit and the access line: the peer, or
     // with TRUST_PROXY the nearest address in X-Forwarded-For that no trusted proxy added.

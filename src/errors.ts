@@ -3,11 +3,13 @@ import type { components } from './contract/generated/openapi.js';
 /**
  * The error catalogue: every error the service answers, one entry each.
  *
- * An entry has a stable code (used in logs and tests), the HTTP status it is
- * answered with, and the message a person reads. A request-specific detail
+ * An entry has a stable code (sent in the body as `code`, for programs, and
+ * logged), the HTTP status it is answered with, and the message a person
+ * reads. A request-specific detail
  * (which field, which id) is appended to the message after a colon. Headers
  * that always go with an error (the RFC 6750 bearer challenge, Retry-After)
- * sit in the entry too, so that no route has to remember them.
+ * sit in the entry too, so that no route has to remember them, and so does
+ * the level its answers are logged at, when not info.
  *
  * A test keeps this catalogue, the OpenAPI document and docs/api.md's error
  * table in step: add an entry here and both must mention it, the document
@@ -34,6 +36,8 @@ export const errorCatalogue = {
   IDP_UNAVAILABLE: {
     status: 503,
     message: "The identity provider's keys cannot be fetched to check this token; retry after the time in Retry-After",
+    // The provider's keeper acts on it, told by the warning of the failed fetch (tokens/jwt/key-set.ts).
+    log: 'warn',
   },
   TOO_MANY_AUTH_FAILURES: {
     status: 429,
@@ -83,20 +87,27 @@ export const errorCatalogue = {
     status: 503,
     message: 'The store cannot take writes right now; retry later',
     headers: { 'retry-after': '1' },
+    // The database is away, full or read-only: someone must see to it. The line has its cause.
+    log: 'error',
   },
   OVERLOADED: {
     status: 503,
     message: 'The server has more writes waiting than it accepts; retry later',
     headers: { 'retry-after': '1' },
+    // Load shed by design and retried by clients; a capacity matter, not a fault.
+    log: 'warn',
   },
   STOPPING: {
     status: 503,
     message: 'The server is stopping; send to another instance',
     headers: { 'retry-after': '1' },
+    // Every graceful stop answers it to readiness polls: nothing to act on.
   },
   INTERNAL: {
     status: 500,
     message: 'Internal server error; the server log has the detail under this request id',
+    // A bug: the line has the error and its stack.
+    log: 'error',
   },
 } as const satisfies Record<string, CatalogueEntry>;
 
@@ -104,6 +115,12 @@ export interface CatalogueEntry {
   readonly status: number;
   readonly message: string;
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * The level an answer with this entry is logged at: info unless given.
+   * Error is for what someone must act on; its line has the error itself (its
+   * cause, its stack), which the answer never shows.
+   */
+  readonly log?: 'error' | 'warn';
 }
 
 export type ErrorCode = keyof typeof errorCatalogue;
@@ -127,6 +144,6 @@ export class ServiceError extends Error {
   }
 
   toBody(): ErrorBody {
-    return { error: this.status, message: this.message };
+    return { error: this.status, message: this.message, code: this.code };
   }
 }

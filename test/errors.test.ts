@@ -40,8 +40,12 @@ test('every status of the catalogue is declared in the OpenAPI document with the
   }
 });
 
-test('every catalogue entry has an example in the OpenAPI document, under its code, with its status and message', () => {
-  const examples = new Map<string, { error: number; message: string }>();
+test("the Error schema's codes are the catalogue's, in its order", () => {
+  assert.deepEqual(document.components.schemas.Error.properties.code.enum, Object.keys(errorCatalogue));
+});
+
+test('every catalogue entry has an example in the OpenAPI document, under its code, with its status, message and code', () => {
+  const examples = new Map<string, { error: number; message: string; code: string }>();
   for (const response of Object.values(document.components.responses) as { content: Record<string, { examples?: Record<string, { value: never }> }> }[]) {
     for (const [code, example] of Object.entries(response.content['application/json']?.examples ?? {})) examples.set(code, example.value);
   }
@@ -49,15 +53,17 @@ test('every catalogue entry has an example in the OpenAPI document, under its co
     const example = examples.get(code);
     assert.ok(example, `an example named ${code}`);
     assert.equal(example.error, entry.status, code);
+    assert.equal(example.code, code);
     assert.ok(example.message === entry.message || example.message.startsWith(`${entry.message}: `), `${code}: ${example.message}`);
   }
 });
 
-test('an error body carries the status and the message, with the detail after a colon', () => {
+test('an error body carries the status, the message with the detail after a colon, and the code', () => {
   const error = new ServiceError('PLANT_CONFLICT', { detail: 'id 7 is taken by another plant' });
   assert.deepEqual(error.toBody(), {
     error: 409,
     message: 'A plant with this id already exists with a different name or tag: id 7 is taken by another plant',
+    code: 'PLANT_CONFLICT',
   });
   assert.deepEqual(new ServiceError('STORE_UNAVAILABLE').headers, { 'retry-after': '1' });
 });

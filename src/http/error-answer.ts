@@ -1,5 +1,5 @@
 import { serializeError } from '../contract/plant-codecs.js';
-import { ServiceError } from '../errors.js';
+import { type CatalogueEntry, type ErrorCode, errorCatalogue, ServiceError } from '../errors.js';
 
 /** What an answer's writer needs of a request's logger: Fastify's `request.log` and pino's loggers fit. */
 export interface RequestLog {
@@ -19,14 +19,27 @@ export interface ErrorAnswer {
 /**
  * The one place where errors become answers: every error, ours or the
  * framework's, becomes a catalogue entry, answered with the spec's Error
- * body. The detail of a 5xx goes to the log under the request id, never to
- * the client.
+ * body, and logged at the entry's level. The detail of an error-level
+ * answer (a bug, a store away) goes to the log under the request id, never
+ * to the client.
  */
 export function errorAnswer(error: unknown, log: RequestLog): ErrorAnswer {
   const answer = toServiceError(error as Error);
-  if (answer.status >= 500) log.error({ err: error, code: answer.code }, answer.message);
+  const level = (errorCatalogue[answer.code] as CatalogueEntry).log;
+  if (level === 'error') log.error({ err: error, code: answer.code }, answer.message);
+  else if (level === 'warn') log.warn({ code: answer.code }, answer.message);
   else log.info({ code: answer.code }, answer.message);
-  return { code: answer.code, status: answer.status, body: serializeError(answer.toBody()), headers: answer.headers };
+  return { code: answer.code, status: answer.status, body: errorJson(answer), headers: answer.headers };
+}
+
+/** Each entry's body with its bare message, written once: most errors carry no detail. */
+const BARE_BODIES = new Map<ErrorCode, string>(
+  (Object.keys(errorCatalogue) as ErrorCode[]).map((code) => [code, serializeError(new ServiceError(code).toBody())]),
+);
+
+/** An error's body as JSON: the Error schema's `error`, `message` and `code`. */
+export function errorJson(error: ServiceError): string {
+  return error.message === errorCatalogue[error.code].message ? BARE_BODIES.get(error.code)! : serializeError(error.toBody());
 }
 
 /** A body that fails the NewPlant schema: 400, naming the first field at fault. */
@@ -41,7 +54,16 @@ interface FrameworkError extends Error {
   validation?: readonly ValidationError[];
 }
 
-/** Any error as its catalogue entry: ours as they are, Fastify's own codes mapped. */
+/** A body over BODY_LIMIT: 413, naming the limit in bytes. */
+export function bodyTooLarge(bodyLimit: number): ServiceError {
+  return new ServiceError('BODY_TOO_LARGE', { detail: `the limit is ${bodyLimit} bytes` });
+}
+
+/**
+ * Any error as its catalogue entry: ours as they are, Fastify's own codes
+ * mapped. (Fastify's 413 is mapped by its error handler, which knows the
+ * limit: fastify/error-handler.ts.)
+ */
 export function toServiceError(error: Error): ServiceError {
   if (error instanceof ServiceError) return error;
   const { validation, code, statusCode } = error as FrameworkError;
@@ -49,8 +71,6 @@ export function toServiceError(error: Error): ServiceError {
   switch (code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ServiceError('UNSUPPORTED_MEDIA_TYPE');
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ServiceError('BODY_TOO_LARGE', { detail: 'the limit is set by BODY_LIMIT' });
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ServiceError('BAD_REQUEST', { detail: 'the body length does not match Content-Length' });
   }

@@ -47,7 +47,7 @@ if (!(await postgresReachable())) {
     });
     assert.equal(during.status, 503);
     assert.equal(during.headers.get('retry-after'), '1');
-    assert.deepEqual(await during.json(), { error: 503, message: 'The store cannot take writes right now; retry later' });
+    assert.deepEqual(await during.json(), { error: 503, message: 'The store cannot take writes right now; retry later', code: 'STORE_UNAVAILABLE' });
     const notReady = await fetch(`${server.url}/readyz`);
     assert.equal(notReady.status, 503);
     assert.equal((await notReady.json() as { error: number }).error, 503);

@@ -82,7 +82,7 @@ test('on SIGTERM readiness fails at once, creates go on for SHUTDOWN_DELAY_MS, t
   await until('the stop begins', logged('stopping: not ready, serving for the shutdown delay'));
   const ready = await fetch(`${server.url}/readyz`);
   assert.equal(ready.status, 503);
-  assert.deepEqual(await ready.json(), { error: 503, message: 'The server is stopping; send to another instance' });
+  assert.deepEqual(await ready.json(), { error: 503, message: 'The server is stopping; send to another instance', code: 'STOPPING' });
   const during = await fetch(`${server.url}/plants`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -126,7 +126,7 @@ async function assertCutOffWithin(connection: { closed: Promise<void>; received(
   await connection.closed;
   const took = Date.now() - opened;
   assert.match(connection.received(), /^HTTP\/1\.1 408 Request Timeout\r\n/);
-  assert.ok(connection.received().endsWith('{"error":408,"message":"The request was not received in time"}'));
+  assert.ok(connection.received().endsWith('{"error":408,"message":"The request was not received in time","code":"REQUEST_TIMEOUT"}'));
   assert.ok(took >= timeoutMs - 50, `cut off after ${took} ms, not before the ${timeoutMs} ms timeout`);
   assert.ok(took <= timeoutMs + CONNECTIONS_CHECK_INTERVAL_MS + 1000, `cut off after ${took} ms, within the ${timeoutMs} ms timeout and the check`);
 }

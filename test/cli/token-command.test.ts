@@ -61,7 +61,7 @@ test('a token revoked by name or id is refused by a running server within one se
   }
   assert.ok(Date.now() - revoked < 1500, `refused ${Date.now() - revoked} ms after the revocation, within the cache's second`);
   const response = await postPlant(server.url, byName, '{"id":3,"name":"c"}');
-  assert.deepEqual(JSON.parse(response.body), { error: 401, message: 'The bearer token is unknown, revoked or expired' });
+  assert.deepEqual(JSON.parse(response.body), { error: 401, message: 'The bearer token is unknown, revoked or expired', code: 'INVALID_TOKEN' });
   const again = await runCli(['token', 'revoke', 'by-name'], env);
   assert.equal(again.code, 1);
   assert.equal(again.stderr, 'plantstore: no active token with name "by-name"\n');

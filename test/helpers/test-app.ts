@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { type Backend, sqlite } from './backends.js';
 import { type AppConfig, buildApp } from '../../src/app.js';
 import { parseDatabaseUrl, settings } from '../../src/config.js';
+import { type CatalogueEntry, type ErrorBody, errorCatalogue } from '../../src/errors.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { issueToken } from '../../src/tokens/issue-token.js';
@@ -142,10 +143,15 @@ export async function testApp(
   };
 }
 
-/** The Error body every error answer must have, with `error` equal to the status. */
-export function errorBody(response: { statusCode: number; body: string; json(): unknown }): { error: number; message: string } {
-  const body = response.json() as { error: number; message: string };
-  if (body.error !== response.statusCode || typeof body.message !== 'string' || Object.keys(body).length !== 2) {
+/**
+ * The Error body every error answer must have: `error` equal to the status,
+ * a message, and the code of a catalogue entry answered with that status;
+ * nothing else.
+ */
+export function errorBody(response: { statusCode: number; body: string; json(): unknown }): ErrorBody {
+  const body = response.json() as ErrorBody;
+  const entry = errorCatalogue[body.code] as CatalogueEntry | undefined;
+  if (body.error !== response.statusCode || typeof body.message !== 'string' || entry?.status !== body.error || Object.keys(body).length !== 3) {
     throw new Error(`not an Error body for ${response.statusCode}: ${response.body}`);
   }
   return body;

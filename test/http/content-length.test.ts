@@ -4,7 +4,7 @@ import { createRequest, splitAnswers } from '../helpers/http-answers.js';
 import { rawConnection } from '../helpers/raw-http.js';
 import { type TestApp, testApp } from '../helpers/test-app.js';
 
-const BAD_REQUEST = '{"error":400,"message":"Bad request"}';
+const BAD_REQUEST = '{"error":400,"message":"Bad request","code":"BAD_REQUEST"}';
 
 /** The app on a real port: these are faults of HTTP framing, which only a real connection carries. */
 async function listening(t: TestContext): Promise<Omit<TestApp, 'port'> & { port: number }> {

@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { generateToken } from '../../src/tokens/api-token.js';
 import { assertMatches, contractAjv, contractAjv as ajv, openApiFile as document, rebase, responseSpec } from '../helpers/openapi.js';
+import { splitAnswers } from '../helpers/http-answers.js';
+import { rawConnection } from '../helpers/raw-http.js';
 import { testApp } from '../helpers/test-app.js';
 
 test('the document is faithful to the spec', () => {
@@ -14,7 +16,8 @@ test('the document is faithful to the spec', () => {
   assert.deepEqual(document.components.securitySchemes.bearerAuth.type, 'http');
   assert.deepEqual(document.components.securitySchemes.bearerAuth.scheme, 'bearer');
   assert.deepEqual(document.components.schemas.Plant.required, ['name']);
-  assert.deepEqual(document.components.schemas.Error.required, ['error', 'message']);
+  // The spec's two fields, and the code that the service adds for programs.
+  assert.deepEqual(document.components.schemas.Error.required, ['error', 'message', 'code']);
   assert.equal(document.components.schemas.Error.properties.error.format, 'int32');
   const idPart = document.components.schemas.NewPlant.allOf[1];
   assert.deepEqual(idPart.required, ['id']);
@@ -47,20 +50,62 @@ test('every answer of POST /plants has the status and shape the document declare
   for (const { body, token, contentType, status } of cases) {
     const response = await post(body, { ...(token === undefined ? {} : { token }), ...(contentType ? { contentType } : {}) });
     assert.equal(response.statusCode, status, body.slice(0, 40));
-    const spec = responseSpec('/plants', 'post', status);
-    assertMatches(spec.content['application/json']!.schema, response.json(), `${status}`);
+    if (status === 200) assertMatches(responseSpec('/plants', 'post', status).content['application/json']!.schema, response.json(), '200');
+    else assertDeclaredError(responseSpec('/plants', 'post', status), response.json(), body.slice(0, 40));
   }
 });
+
+/**
+ * Asserts that an error body matches the Error schema (its `code` one of the
+ * schema's) and that its code is one the document gives as an example of
+ * this response: a 401 answers a 401's code, not a 503's.
+ */
+function assertDeclaredError(spec: { content: Record<string, { schema: unknown; examples?: Record<string, unknown> }> }, body: unknown, what: string): void {
+  const media = spec.content['application/json']!;
+  assertMatches(media.schema, body, what);
+  const { code } = body as { code: string };
+  assert.ok(Object.keys(media.examples ?? {}).includes(code), `${what}: ${code} is among ${Object.keys(media.examples ?? {}).join(', ')}`);
+}
 
 test('405 and 404 answers match the document', async (t) => {
   const { app } = await testApp(t);
   const notAllowed = await app.inject({ method: 'GET', url: '/plants' });
   assert.equal(notAllowed.statusCode, 405);
   assert.equal(notAllowed.headers['allow'], 'POST');
-  assertMatches(responseSpec('/plants', 'post', 405).content['application/json']!.schema, notAllowed.json(), '405');
+  assertDeclaredError(responseSpec('/plants', 'post', 405), notAllowed.json(), '405');
   const notFound = await app.inject({ method: 'GET', url: '/nothing' });
   assert.equal(notFound.statusCode, 404);
-  assertMatches(document.components.responses.NotFound.content['application/json'].schema, notFound.json(), '404');
+  assertDeclaredError(document.components.responses.NotFound, notFound.json(), '404');
+});
+
+test('the answers written outside the routes match the document: HTTP failures, an undecodable path, a stopping readiness', async (t) => {
+  const { app, port } = await testApp(t, { requestTimeoutMs: 500, headersTimeoutMs: 500 });
+  const at = await port();
+  const raw = async (request: string, { stall = false } = {}) => {
+    const connection = rawConnection(at);
+    connection.socket.write(request);
+    if (!stall) connection.socket.end();
+    await connection.closed;
+    const answers = splitAnswers(connection.received());
+    assert.equal(answers.length, 1, connection.received());
+    return { status: answers[0]!.status, headers: answers[0]!.headers, body: JSON.parse(answers[0]!.body) as unknown };
+  };
+  const cases: [string, string, { stall?: boolean }?][] = [
+    ['malformed', 'NONSENSE\r\n\r\n'],
+    ['headers too large', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`],
+    ['too slow', 'POST /plants HTTP/1.1\r\nHost: x\r\n', { stall: true }],
+    ['undecodable path', 'GET /plants%ZZ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'],
+  ];
+  for (const [what, request, options] of cases) {
+    const { status, body } = await raw(request, options);
+    assertDeclaredError(responseSpec('/plants', 'post', status), body, what);
+  }
+  app.stopping = true;
+  const stopping = await raw('GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+  assert.equal(stopping.status, 503);
+  assertDeclaredError(responseSpec('/readyz', 'get', 503), stopping.body, 'readiness while stopping');
+  assert.equal((stopping.body as { code: string }).code, 'STOPPING');
+  assert.equal(stopping.headers['retry-after'], '1', 'as the document declares for a 503');
 });
 
 test('the answer of a 200 is exactly a Plant: no id, nothing extra', async (t) => {

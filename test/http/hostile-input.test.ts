@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { type ErrorCode, errorCatalogue } from '../../src/errors.js';
 import { documentVerdict, mediaTypeAccepted } from '../helpers/document-verdict.js';
 import { rawConnection } from '../helpers/raw-http.js';
 import { type HttpAnswer, testApp } from '../helpers/test-app.js';
@@ -91,7 +92,8 @@ function assertAnswer(response: HttpAnswer, sent: string | Buffer, contentType: 
   assert.match(String(response.headers['content-type']), /^application\/json/);
   const answer = JSON.parse(response.body) as Record<string, unknown>;
   if (response.statusCode !== 200) {
-    assert.deepEqual(Object.keys(answer).sort(), ['error', 'message']);
+    assert.deepEqual(Object.keys(answer).sort(), ['code', 'error', 'message']);
+    assert.equal(errorCatalogue[answer['code'] as ErrorCode]?.status, response.statusCode, `${String(answer['code'])} is a catalogue code of this status`);
     assert.equal(answer['error'], response.statusCode);
     assert.ok(typeof answer['message'] === 'string' && answer['message'].length > 0);
   }

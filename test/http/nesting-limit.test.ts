@@ -23,7 +23,7 @@ test('nesting deeper than 1000 levels is refused on every request alike, not as 
     for (const depth of [MAX_NESTING + 1, 5000]) {
       assert.deepEqual(
         await post(nested(2 * round + 1, depth)),
-        { status: 400, body: `{"error":400,"message":"The request body is not valid JSON: arrays and objects are nested deeper than ${MAX_NESTING} levels"}` },
+        { status: 400, body: `{"error":400,"message":"The request body is not valid JSON: arrays and objects are nested deeper than ${MAX_NESTING} levels","code":"INVALID_JSON"}` },
         `round ${round}: ${depth} levels`,
       );
     }

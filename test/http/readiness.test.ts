@@ -83,6 +83,7 @@ if (!(await postgresReachable())) {
       assert.deepEqual(JSON.parse(body), {
         error: 503,
         message: `${errorCatalogue.STORE_UNAVAILABLE.message}: the store did not answer within ${READY_TIMEOUT_MS} ms`,
+        code: 'STORE_UNAVAILABLE',
       });
       assert.ok(ms >= READY_TIMEOUT_MS - EARLY_MS && ms < READY_TIMEOUT_MS + LATE_MS, `${requestId}: answered after ${Math.round(ms)} ms`);
       await until(`the access line of ${requestId}`, () => server.logs.some((line) => line['reqId'] === requestId && line['msg'] === 'request'));

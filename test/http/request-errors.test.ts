@@ -28,7 +28,7 @@ test('a body over the limit answers 413', async (t) => {
   const { post } = await testApp(t, { bodyLimit: 1024 });
   const response = await post(JSON.stringify({ id: 1, name: 'x'.repeat(2000) }));
   assert.equal(response.statusCode, 413);
-  assert.equal(errorBody(response).message, 'The request body is too large: the limit is set by BODY_LIMIT');
+  assert.equal(errorBody(response).message, 'The request body is too large: the limit is 1024 bytes');
   assert.equal(response.headers['connection'], 'close');
   const justUnder = await post(JSON.stringify({ id: 1, name: 'x'.repeat(900) }));
   assert.equal(justUnder.statusCode, 200);

@@ -53,5 +53,5 @@ test('a body over the limit is answered 413 without the rest being read', async 
   );
   assert.match(received, /^HTTP\/1\.1 413 /);
   assert.match(received, /\r\nconnection: close\r\n/i);
-  assert.ok(received.endsWith('{"error":413,"message":"The request body is too large: the limit is set by BODY_LIMIT"}'));
+  assert.ok(received.endsWith('{"error":413,"message":"The request body is too large: the limit is 65536 bytes","code":"BODY_TOO_LARGE"}'));
 });

@@ -119,7 +119,7 @@ for (const backend of await testBackends('a batch that fails part-way')) {
     const doomed = [11, 12, 13].map((id) => ({ id, name: `doomed ${id}` }));
     const plants = [...doomed, { id: 14, name: 'poison' }, { id: 15, name: 'doomed 15' }];
     const answers = await pipelinedCreates(server.url, token, plants);
-    const generic = JSON.stringify({ error: 500, message: errorCatalogue.INTERNAL.message });
+    const generic = JSON.stringify({ error: 500, message: errorCatalogue.INTERNAL.message, code: 'INTERNAL' });
     answers.forEach((answer, i) => {
       const id = plants[i]!.name.replace(' ', '-');
       assert.equal(answer.status, 500, `${id}: ${answer.body}`);

@@ -8,4 +8,4 @@ export {
   type PlantStoreClientOptions,
   type RetryOptions,
 } from './plant-store-client.js';
-export { type ErrorBody, PlantStoreError } from './plant-store-error.js';
+export { type ErrorBody, PlantStoreError, type PlantStoreErrorCode } from './plant-store-error.js';

@@ -65,8 +65,8 @@ const INT64_MAX = 2n ** 63n - 1n;
  * is safe because the id is the idempotency key: a plant stored by an attempt
  * whose answer was lost is answered 200 again. A 503 is retried after its
  * `Retry-After`; each retry waits a capped exponential backoff with full
- * jitter on top. No other answer is retried: every error answer rejects with
- * a `PlantStoreError`.
+ * jitter on top. No other answer is retried. Every error answer, and the
+ * last network error or timeout, rejects with a `PlantStoreError`.
  */
 export class PlantStoreClient {
   readonly #url: string;
@@ -90,7 +90,9 @@ export class PlantStoreClient {
    * Creates a plant, or finds it already stored with the same name and tag,
    * and resolves the plant as stored. Rejects with a `RangeError` before
    * sending anything when the id is not a signed 64-bit integer (or is a
-   * `number` beyond 2^53), and with a `PlantStoreError` for an error answer.
+   * `number` beyond 2^53), with the signal's reason when `signal` aborts,
+   * and with a `PlantStoreError` for anything else: an error answer, or no
+   * answer after the last retry (`NETWORK_ERROR`, `TIMEOUT`).
    */
   async createPlant(plant: NewPlant, options: CallOptions = {}): Promise<Plant> {
     const body = newPlantJson(plant);
@@ -98,12 +100,10 @@ export class PlantStoreClient {
     for (let attempt = 0; ; attempt++) {
       signal?.throwIfAborted();
       const last = attempt >= this.#retry.retries;
-      let answer: Answer;
-      try {
-        answer = await this.#send(body, signal);
-      } catch (error) {
-        if (signal?.aborted) throw signal.reason;
-        if (last) throw error;
+      const answer = await this.#send(body, signal);
+      if (answer instanceof PlantStoreError) {
+        // No answer: the plant may or may not be stored, and the same body again settles it either way.
+        if (last) throw answer;
         await delay(this.#backoff(attempt), signal);
         continue;
       }
@@ -115,12 +115,20 @@ export class PlantStoreClient {
     }
   }
 
-  /** One attempt, its answer read in full, within the attempt's time. */
-  async #send(body: string, signal: AbortSignal | undefined): Promise<Answer> {
+  /**
+   * One attempt, its answer read in full, within the attempt's time; the
+   * error of an attempt that got no answer is returned, to retry or throw.
+   * The caller's abort is thrown: it ends the call.
+   */
+  async #send(body: string, signal: AbortSignal | undefined): Promise<Answer | PlantStoreError> {
     const attempt = new AbortController();
     const abort = () => attempt.abort(signal?.reason);
     signal?.addEventListener('abort', abort, { once: true });
-    const timer = setTimeout(() => attempt.abort(new DOMException(`no answer within ${this.#timeoutMs} ms`, 'TimeoutError')), this.#timeoutMs);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      attempt.abort(new DOMException(`no answer within ${this.#timeoutMs} ms`, 'TimeoutError'));
+    }, this.#timeoutMs);
     try {
       const response = await this.#fetch(this.#url, {
         method: 'POST',
@@ -129,6 +137,9 @@ export class PlantStoreClient {
         signal: attempt.signal,
       });
       return { status: response.status, statusText: response.statusText, retryAfter: response.headers.get('retry-after'), text: await response.text() };
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      return PlantStoreError.noAnswer(this.#url, error, timedOut ? this.#timeoutMs : undefined);
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', abort);

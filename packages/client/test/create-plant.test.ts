@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { generateToken } from '../../../src/tokens/api-token.js';
+import { ServiceError } from '../../../src/errors.js';
 import type { Store } from '../../../src/store/store.js';
+import { storeWith } from '../../../test/helpers/store-with.js';
 import { gatedStore } from '../../../test/helpers/gated-store.js';
 import { claims, jwtApp, makeKey, signToken, startKeySetServer } from '../../../test/helpers/key-set-server.js';
 import { TcpProxy } from '../../../test/helpers/tcp-proxy.js';
@@ -67,7 +69,7 @@ test('an id that is not a signed 64-bit integer, or a number beyond 2^53, throws
   assert.deepEqual(outcomes, []);
 });
 
-test('every error answer of the service rejects with a PlantStoreError carrying its status, error and message, and is not retried', async (t) => {
+test('every error answer of the service rejects with a PlantStoreError carrying its status, code, error and message, and is not retried', async (t) => {
   const { url, token } = await server(t, { bodyLimit: 1024, authFailureLimit: 2 });
   const { fetch, outcomes } = recordingFetch();
   const client = (options: { token?: string; rewrite?: (init: Parameters<FetchLike>[1]) => Parameters<FetchLike>[1] } = {}) =>
@@ -78,26 +80,27 @@ test('every error answer of the service rejects with a PlantStoreError carrying 
       fetch: (target, init) => fetch(target, options.rewrite?.(init) ?? init),
     });
   await client().createPlant({ id: 1, name: 'Fern' });
-  const refusals: [number, string, Promise<unknown>][] = [
-    [400, 'Invalid plant: name must be valid Unicode', client().createPlant({ id: 2, name: '\ud800' })],
-    [409, 'A plant with this id already exists with a different name or tag: ', client().createPlant({ id: 1, name: 'Rose' })],
-    [413, 'The request body is too large', client().createPlant({ id: 3, name: 'x'.repeat(2000) })],
-    [431, 'The request headers are too large', client({ token: 'x'.repeat(20_000) }).createPlant({ id: 4, name: 'x' })],
+  const refusals: [number, string, string, Promise<unknown>][] = [
+    [400, 'INVALID_PLANT', 'Invalid plant: name must be valid Unicode', client().createPlant({ id: 2, name: '\ud800' })],
+    [409, 'PLANT_CONFLICT', 'A plant with this id already exists with a different name or tag: ', client().createPlant({ id: 1, name: 'Rose' })],
+    [413, 'BODY_TOO_LARGE', 'The request body is too large', client().createPlant({ id: 3, name: 'x'.repeat(2000) })],
+    [431, 'HEADERS_TOO_LARGE', 'The request headers are too large', client({ token: 'x'.repeat(20_000) }).createPlant({ id: 4, name: 'x' })],
     // A proxy between client and service that changes the method or the media type:
-    [405, 'Method not allowed: PUT /plants; this path accepts POST', client({ rewrite: (init) => ({ ...init, method: 'PUT' }) }).createPlant({ id: 5, name: 'x' })],
-    [415, 'Unsupported media type', client({ rewrite: (init) => ({ ...init, headers: { ...init.headers, 'content-type': 'text/plain' } }) }).createPlant({ id: 6, name: 'x' })],
+    [405, 'METHOD_NOT_ALLOWED', 'Method not allowed: PUT /plants; this path accepts POST', client({ rewrite: (init) => ({ ...init, method: 'PUT' }) }).createPlant({ id: 5, name: 'x' })],
+    [415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported media type', client({ rewrite: (init) => ({ ...init, headers: { ...init.headers, 'content-type': 'text/plain' } }) }).createPlant({ id: 6, name: 'x' })],
     // Two failed authentications, then the address is refused.
-    [401, 'The bearer token is unknown, revoked or expired', client({ token: generateToken() }).createPlant({ id: 7, name: 'x' })],
-    [401, 'Authentication required', client({ rewrite: (init) => ({ ...init, headers: { ...init.headers, authorization: 'Basic eDp4' } }) }).createPlant({ id: 8, name: 'x' })],
-    [429, 'Too many failed authentications from this address', client({ token: generateToken() }).createPlant({ id: 9, name: 'x' })],
+    [401, 'INVALID_TOKEN', 'The bearer token is unknown, revoked or expired', client({ token: generateToken() }).createPlant({ id: 7, name: 'x' })],
+    [401, 'MISSING_CREDENTIALS', 'Authentication required', client({ rewrite: (init) => ({ ...init, headers: { ...init.headers, authorization: 'Basic eDp4' } }) }).createPlant({ id: 8, name: 'x' })],
+    [429, 'TOO_MANY_AUTH_FAILURES', 'Too many failed authentications from this address', client({ token: generateToken() }).createPlant({ id: 9, name: 'x' })],
   ];
-  for (const [status, message, call] of refusals) {
+  for (const [status, code, message, call] of refusals) {
     const error = await call.then(
       () => assert.fail(`${status} expected`),
       (thrown: unknown) => thrown,
     );
     assert.ok(error instanceof PlantStoreError, `${status}: ${String(error)}`);
     assert.equal(error.status, status);
+    assert.equal(error.code, code);
     assert.equal(error.error, status);
     assert.ok(error.message.startsWith(message), `${status}: ${error.message}`);
   }
@@ -117,7 +120,7 @@ test('408: a body that stops halfway (a stalled network) is answered 408 once th
   };
   const error = await new PlantStoreClient({ baseUrl: url, token, fetch: stalling, retry: fast }).createPlant({ id: 1, name: 'slow' }).catch((thrown: unknown) => thrown);
   assert.ok(error instanceof PlantStoreError);
-  assert.deepEqual([error.status, error.error, error.message], [408, 408, 'The request was not received in time']);
+  assert.deepEqual([error.status, error.code, error.error, error.message], [408, 'REQUEST_TIMEOUT', 408, 'The request was not received in time']);
   assert.deepEqual(outcomes, [408]);
   assert.deepEqual(await plants(), []);
 });
@@ -131,7 +134,7 @@ test("403: a JWT of the server's identity provider without the scope; rejected a
   const { fetch, outcomes } = recordingFetch();
   const error = await new PlantStoreClient({ baseUrl: url, token, fetch, retry: fast }).createPlant({ id: 1, name: 'x' }).catch((thrown: unknown) => thrown);
   assert.ok(error instanceof PlantStoreError);
-  assert.deepEqual([error.status, error.error], [403, 403]);
+  assert.deepEqual([error.status, error.code, error.error], [403, 'INSUFFICIENT_SCOPE', 403]);
   assert.ok(error.message.startsWith('The bearer token is valid but does not grant the scope this request needs'), error.message);
   assert.deepEqual(outcomes, [403]);
 });
@@ -160,7 +163,7 @@ test('500: the server failed; rejected at once, not retried', async (t) => {
     .createPlant({ id: 1, name: 'x' })
     .catch((thrown: unknown) => thrown);
   assert.ok(error instanceof PlantStoreError);
-  assert.deepEqual([error.status, error.message], [500, 'Internal server error; the server log has the detail under this request id']);
+  assert.deepEqual([error.status, error.code, error.message], [500, 'INTERNAL', 'Internal server error; the server log has the detail under this request id']);
   assert.deepEqual(outcomes, [500]);
 });
 
@@ -204,11 +207,24 @@ test('503 with a Retry-After beyond the longest wait, or after the last retry: r
   for (const retry of [{ ...fast, maxDelayMs: 500 }, false as const]) {
     const error = await new PlantStoreClient({ baseUrl: served.url, token: served.token, fetch, retry }).createPlant({ id: 2, name: 'x' }).catch((thrown: unknown) => thrown);
     assert.ok(error instanceof PlantStoreError);
-    assert.deepEqual([error.status, error.retryAfter], [503, 1]);
+    assert.deepEqual([error.status, error.code, error.retryAfter], [503, 'OVERLOADED', 1]);
     assert.equal(error.message, 'The server has more writes waiting than it accepts; retry later: 1 plants are waiting to be written');
   }
   assert.deepEqual(outcomes, [503, 503]);
   await queue.release();
+});
+
+test('two 503s are told apart by their code: the store is away (STORE_UNAVAILABLE), or writes are queued past the limit (OVERLOADED)', async (t) => {
+  const away = (store: Store): Store => storeWith(store, { createPlants: () => Promise.reject(new ServiceError('STORE_UNAVAILABLE')) });
+  const storeAway = await server(t, { wrapStore: away });
+  const unavailable = await new PlantStoreClient({ baseUrl: storeAway.url, token: storeAway.token, retry: false }).createPlant({ id: 1, name: 'x' }).catch((thrown: unknown) => thrown);
+  let gate: ReturnType<typeof gatedStore> | undefined;
+  const busy = await server(t, { writeQueueMax: 1, wrapStore: (store) => (gate = gatedStore(store)) });
+  const queue = await fullQueue(busy, gate!);
+  const overloaded = await new PlantStoreClient({ baseUrl: busy.url, token: busy.token, retry: false }).createPlant({ id: 2, name: 'x' }).catch((thrown: unknown) => thrown);
+  await queue.release();
+  assert.ok(unavailable instanceof PlantStoreError && overloaded instanceof PlantStoreError);
+  assert.deepEqual([unavailable.status, unavailable.code, overloaded.status, overloaded.code], [503, 'STORE_UNAVAILABLE', 503, 'OVERLOADED']);
 });
 
 test('network errors are retried with the same body: a refused connection, then a timeout whose plant was stored', async (t) => {
@@ -231,10 +247,13 @@ test('network errors are retried with the same body: a refused connection, then 
   assert.deepEqual(timedOut.outcomes, ['network error', 200]);
   assert.deepEqual((await plants()).map((plant) => plant.id).sort(), ['1', '2']);
 
-  // Retries are bounded: a service that stays away rejects with the network error after the last one.
+  // Retries are bounded: a service that stays away rejects with a NETWORK_ERROR after the last one, fetch's error as its cause.
   await app.close();
   const away = recordingFetch();
-  await assert.rejects(new PlantStoreClient({ baseUrl: url, token, fetch: away.fetch, retry: fast }).createPlant({ id: 3, name: 'x' }), TypeError);
+  const error = await new PlantStoreClient({ baseUrl: url, token, fetch: away.fetch, retry: fast }).createPlant({ id: 3, name: 'x' }).catch((thrown: unknown) => thrown);
+  assert.ok(error instanceof PlantStoreError, String(error));
+  assert.deepEqual([error.code, error.status, error.error], ['NETWORK_ERROR', undefined, undefined]);
+  assert.ok(error.cause instanceof TypeError, String(error.cause));
   assert.deepEqual(away.outcomes, ['network error', 'network error', 'network error', 'network error']);
 });
 

@@ -23,7 +23,8 @@ try {
   await client.createPlant({ id: 9007199254740993n, name: 'Fern' });
 } catch (error) {
   if (!(error instanceof PlantStoreError)) throw error;
-  console.log(JSON.stringify({ plant, again, status: error.status, retryAfter: error.retryAfter ?? null }));
+  const conflict: boolean = error.code === 'PLANT_CONFLICT';
+  console.log(JSON.stringify({ plant, again, status: error.status, code: error.code, conflict, retryAfter: error.retryAfter ?? null }));
 }
 
 // @ts-expect-error a plant needs a name
@@ -36,6 +37,20 @@ void plant.id;
 
 // process.argv, here only, comes from a one-line declaration: the package itself needs nothing of Node's types.
 const NODE_ARGV = 'declare const process: { argv: string[] };\n';
+
+test('package.json is ready to publish: what is packed, its entry points and types, licence, repository folder, description and engines', () => {
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'packages/client/package.json'), 'utf8')) as Record<string, any>;
+  assert.deepEqual(manifest['files'], ['dist']);
+  assert.deepEqual(manifest['exports'], { '.': { types: './dist/index.d.ts', default: './dist/index.js' } });
+  assert.equal(manifest['types'], './dist/index.d.ts');
+  assert.equal(manifest['type'], 'module');
+  assert.equal(manifest['license'], 'MIT');
+  assert.deepEqual([manifest['repository']?.type, manifest['repository']?.directory], ['git', 'packages/client']);
+  assert.ok(typeof manifest['description'] === 'string' && manifest['description'].length > 20);
+  assert.match(String(manifest['engines']?.node), /^>=\d+/);
+  assert.equal(manifest['private'], undefined, 'not marked private');
+  assert.equal(manifest['dependencies'], undefined, 'no runtime dependency');
+});
 
 test('the packed package installs into an empty project, compiles under tsc --strict without Node types, and creates a plant', async (t) => {
   const dir = tempDir(t);
@@ -73,6 +88,8 @@ test('the packed package installs into an empty project, compiles under tsc --st
     plant: { name: 'Monstera', tag: 'aroid' },
     again: { name: 'Monstera', tag: 'aroid' },
     status: 409,
+    code: 'PLANT_CONFLICT',
+    conflict: true,
     retryAfter: null,
   });
 });

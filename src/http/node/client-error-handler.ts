@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { type ErrorCode, ServiceError } from '../../errors.js';
-import { serializeError } from '../../contract/plant-codecs.js';
+import { ServiceError } from '../../errors.js';
 import { rawAnswerHead } from '../answer-headers.js';
+import { errorJson } from '../error-answer.js';
 
 /**
  * Answers requests that never reach a route because HTTP itself failed
@@ -23,14 +23,23 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   // The parser stays failed: every later chunk on the connection reports the same error.
   if (failing.has(socket)) return;
   failing.add(socket);
-  const answer = new ServiceError(clientErrorCode(error.code));
-  const body = serializeError(answer.toBody());
-  const head = rawAnswerHead(answer.status, reasonPhrase(answer.status), Buffer.byteLength(body));
+  const answer = RAW_ANSWERS[clientErrorCode(error.code)];
   afterAnswersInFlight(socket, () => {
-    if (socket.writable) socket.end(head + body);
+    if (socket.writable) socket.end(answer);
     else socket.destroy();
   });
 }
+
+/** The whole answer, head and body, of each error HTTP itself can fail with: written once. */
+const RAW_ANSWERS = Object.fromEntries(
+  (['BAD_REQUEST', 'REQUEST_TIMEOUT', 'HEADERS_TOO_LARGE'] as const).map((code) => {
+    const error = new ServiceError(code);
+    const body = errorJson(error);
+    return [code, rawAnswerHead(error.status, reasonPhrase(error.status), Buffer.byteLength(body)) + body];
+  }),
+) as Record<ClientErrorCode, string>;
+
+type ClientErrorCode = 'BAD_REQUEST' | 'REQUEST_TIMEOUT' | 'HEADERS_TOO_LARGE';
 
 /** Connections whose parser failed and whose error answer is written or waiting. */
 const failing = new WeakSet<Socket>();
@@ -50,7 +59,7 @@ function afterAnswersInFlight(socket: Socket, then: () => void): void {
   inFlight.once('finish', () => afterAnswersInFlight(socket, then));
 }
 
-function clientErrorCode(code: string | undefined): ErrorCode {
+function clientErrorCode(code: string | undefined): ClientErrorCode {
   if (code === 'HPE_HEADER_OVERFLOW') return 'HEADERS_TOO_LARGE';
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'REQUEST_TIMEOUT';
   return 'BAD_REQUEST';

@@ -84,6 +84,7 @@ test('while the issuer is down, cached keys keep working and a token that needs 
   assert.deepEqual(await unknown.json(), {
     error: 503,
     message: "The identity provider's keys cannot be fetched to check this token; retry after the time in Retry-After",
+    code: 'IDP_UNAVAILABLE',
   });
   assert.equal(unknown.headers.get('retry-after'), '2', 'the seconds left in the cooldown of the failed fetch');
   assert.equal(idp.keySetFetches, 2);

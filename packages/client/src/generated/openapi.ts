@@ -222,6 +222,15 @@ export interface components {
              * @example A plant with this id already exists with a different name or tag: id 7 is taken by another plant
              */
             message: string;
+            /**
+             * @description Which error it is, for a program to act on: the same for every
+             *     answer of this kind, whatever its message says. Two errors of one
+             *     status differ by it (`OVERLOADED` and `STORE_UNAVAILABLE` are
+             *     both 503). Later versions may add codes.
+             * @example PLANT_CONFLICT
+             * @enum {string}
+             */
+            code: "MISSING_CREDENTIALS" | "INVALID_TOKEN" | "INSUFFICIENT_SCOPE" | "IDP_UNAVAILABLE" | "TOO_MANY_AUTH_FAILURES" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PLANT_CONFLICT" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "INVALID_JSON" | "INVALID_PLANT" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "STORE_UNAVAILABLE" | "OVERLOADED" | "STOPPING" | "INTERNAL";
         };
         /** @description The answer of the liveness and readiness checks. */
         Health: {
@@ -315,7 +324,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is larger than the server's limit (64 KiB unless configured); the connection is closed. */
+        /** @description The body is larger than the server's limit, `BODY_LIMIT` (64 KiB unless configured), which the message names in bytes; the connection is closed. */
         PayloadTooLarge: {
             headers: {
                 [name: string]: unknown;
