@@ -9,6 +9,7 @@ import { openStore } from '../store/open-store.js';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.js';
 import { WebhookMetrics } from '../observability/webhook-metrics.js';
 import { IssuerMismatchError } from '../tokens/jwt/key-set-source.js';
+import { VERSION } from '../version.js';
 import { type CommandContext, EXIT, helpText, parseCommandLine } from './command-line.js';
 
 export const serveHelp = helpText(
@@ -93,7 +94,7 @@ async function serve(config: ServeConfig, worker: Worker | undefined): Promise<n
   dispatcher.start();
   // The start line names where to read and try the API, for the person who just started it.
   const docs = config.docs ? `${app.listeningOrigin}${DOCS_PATH}` : undefined;
-  log.info({ url: app.listeningOrigin, docs, config: describeConfig(config) }, 'plantstore serving');
+  log.info({ version: VERSION, url: app.listeningOrigin, docs, config: describeConfig(config) }, 'plantstore serving');
 
   const signal = await stopSignal();
   // Readiness fails first, then the server goes on serving for the delay, so that a load balancer
@@ -166,7 +167,7 @@ async function superviseWorkers(config: ServeConfig, cluster: Cluster): Promise<
   };
 
   for (let i = 0; i < config.workers; i++) fork();
-  log.info({ workers: config.workers }, 'plantstore primary supervising workers');
+  log.info({ version: VERSION, workers: config.workers }, 'plantstore primary supervising workers');
   void stopSignal().then((signal) => {
     log.info({ signal }, 'stopping workers');
     void stopAll();

@@ -1,0 +1,24 @@
+import { Writable } from 'node:stream';
+import { main } from '../../src/cli/main.js';
+import type { CliResult } from './processes.js';
+
+/** A stream that keeps what is written to it, as text. */
+class Collected extends Writable {
+  text = '';
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+/**
+ * Runs `plantstore ARGS` in this process, through the same `main()` that
+ * bin/plantstore calls, with `env` as its whole environment: for commands
+ * that neither listen nor wait for a signal, many times faster than a child process.
+ */
+export async function runMain(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const stdout = new Collected();
+  const stderr = new Collected();
+  const code = await main(args, { env, stdout, stderr, nodeVersion: process.versions.node });
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
