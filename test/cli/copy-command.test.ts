@@ -95,6 +95,8 @@ test('copy reads no DATABASE_URL: a server setting in the environment does not s
   const result = await runCli(['copy', '--from', source.url, '--to', to], { DATABASE_URL: 'not-a-database-url' });
   assert.equal(result.code, 0, result.stderr);
   assert.match(result.stderr, /copy: 10 plants copied \(10 new, 0 already there\); the target holds 10\n$/);
+  assert.equal(result.stderr.match(/^copy: plants: /gm)?.length, 1, `the final progress line once:\n${result.stderr}`);
+  assert.match(result.stderr, /^copy: plants: 10\/10 \(100%\)$/m);
 });
 
 test('bad copy command lines exit 2', async (t) => {
