@@ -1,6 +1,6 @@
 import { ConfigError } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { CommandFailed, EXIT, UsageError } from './command-line.js';
+import { CommandFailed, EXIT, UsageError } from './command-errors.js';
 
 /** How a command that threw ends: the one line for stderr (without the `plantstore: ` prefix) and the exit code. */
 export interface Failure {

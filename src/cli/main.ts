@@ -27,6 +27,8 @@ Commands:
   config [--json]           print the effective settings, secrets masked
   version                   print this build's version (also --version)
 
+Commands that use a store name it on stderr. All but serve, token create and
+copy --to refuse a store that does not exist, and create nothing.
 Run \`plantstore help <command>\` or \`plantstore <command> --help\` for its options and settings.
 `;
 

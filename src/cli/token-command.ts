@@ -52,7 +52,7 @@ async function createToken(argv: readonly string[], context: CommandContext): Pr
     const expiry = result.record.expiresAt === null ? 'does not expire' : `expires ${result.record.expiresAt.toISOString()}`;
     context.stderr.write(`Created token ${result.record.id} (${result.record.name}); it ${expiry}. Store it now: it is not shown again.\n`);
     return 0;
-  });
+  }, { mayCreate: true });
 }
 
 async function listTokens(argv: readonly string[], context: CommandContext): Promise<number> {

@@ -39,7 +39,7 @@ for (const target of await testBackends('copy')) {
     const to = await target.freshUrl(t);
     const result = await runCli(['copy', '--from', source.url, '--to', to, '--batch-size', '700']);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stderr, /^copy: 2 tokens \(2 new\)\n/);
+    assert.match(result.stderr, /^copy: 2 tokens \(2 new\)\n/m);
     assert.match(result.stderr, /copy: 2500 plants copied \(2500 new, 0 already there\); the target holds 2500\n$/);
 
     const [before, after] = await Promise.all([runCli(['plants', 'export'], { DATABASE_URL: source.url }), runCli(['plants', 'export'], { DATABASE_URL: to })]);
