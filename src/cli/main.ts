@@ -4,6 +4,7 @@ import { configCommand } from './config-command.js';
 import { copyCommand } from './copy-command.js';
 import { describeFailure } from './failure.js';
 import { plantsCommand } from './plants-command.js';
+import { schemaCommand } from './schema-command.js';
 import { serveCommand } from './serve-command.js';
 import { tokenCommand } from './token-command.js';
 import { versionCommand } from './version-command.js';
@@ -25,6 +26,7 @@ Commands:
   plants export             print every plant, one JSON object a line
   copy --from URL --to URL  copy every token and plant to another store
   config [--json]           print the effective settings, secrets masked
+  schema [--json]           show the store's schema version and what this build would migrate
   version                   print this build's version (also --version)
 
 Commands that use a store name it on stderr. All but serve, token create and
@@ -40,6 +42,7 @@ const commands: Readonly<Record<string, Subcommand>> = {
   plants: plantsCommand,
   copy: copyCommand,
   config: configCommand,
+  schema: schemaCommand,
   version: versionCommand,
 };
 

@@ -46,6 +46,8 @@ const READ_AND_MANAGE = [
   ['webhook', 'list'],
   ['webhook', 'remove', '1'],
   ['webhook', 'rotate-secret', '1'],
+  ['schema'],
+  ['schema', '--json'],
 ];
 
 const backends = await testBackends('missing stores');
@@ -85,6 +87,7 @@ for (const backend of backends) {
     const subscribed = await runMain(['webhook', 'add', 'https://example.com/hooks', '--json'], env);
     assert.equal(subscribed.stderr, using);
     assert.equal((await runMain(['webhook', 'list'], env)).stderr, using);
+    assert.equal((await runMain(['schema'], env)).stderr, using);
     for (const output of [created.stdout, created.stderr, again.stderr, listed.stderr]) assert.ok(!output.includes('hunter2'), 'no password');
   });
 
