@@ -40,6 +40,8 @@ for (const target of await testBackends('copy')) {
     const result = await runCli(['copy', '--from', source.url, '--to', to, '--batch-size', '700']);
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stderr, /^copy: 2 tokens \(2 new\)\n/m);
+    const path = (url: string) => (url.startsWith('sqlite:') ? `SQLite store ${url.slice('sqlite:'.length)}` : 'PostgreSQL store "');
+    assert.ok(result.stderr.startsWith(`plantstore: --from: using the ${path(source.url)}\nplantstore: --to: created a new ${path(to)}`), result.stderr);
     assert.match(result.stderr, /copy: 2500 plants copied \(2500 new, 0 already there\); the target holds 2500\n$/);
 
     const [before, after] = await Promise.all([runCli(['plants', 'export'], { DATABASE_URL: source.url }), runCli(['plants', 'export'], { DATABASE_URL: to })]);
