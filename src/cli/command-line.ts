@@ -1,19 +1,10 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { describeSettings, flagOf, loadStoreConfig, settings } from '../config.js';
-import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
+import { EXIT, UsageError } from './command-errors.js';
+import { openNamedStore } from './store-access.js';
 
-/** A command used wrongly: one line on stderr, exit code 2. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
-
-/** A command that ran but could not do what was asked: one line on stderr, exit code 1. */
-export class CommandFailed extends Error {
-  override name = 'CommandFailed';
-}
-
-export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+export { CommandFailed, EXIT, UsageError } from './command-errors.js';
 
 /** Everything a command needs from its surroundings, so that tests can run it in-process too. */
 export interface CommandContext {
@@ -91,15 +82,22 @@ export function helpText(usage: string, description: string, settingNames: reado
   return `Usage: ${usage}\n\n${description}\n${extra === '' ? '' : `\n${extra}\n`}${settingsPart}`;
 }
 
-/** Opens the store named by --database-url or DATABASE_URL, runs `work`, and always closes it. */
+/**
+ * Opens the store named by --database-url or DATABASE_URL, names it on
+ * stderr, runs `work`, and always closes it. A store that does not exist is
+ * refused, and nothing is created, unless the command says `mayCreate`:
+ * only commands that put something in a store (serve, token create) may make one.
+ */
 export async function withStore(
   values: Record<string, unknown>,
   context: CommandContext,
   work: (store: Store) => Promise<number>,
+  { mayCreate = false }: { mayCreate?: boolean } = {},
 ): Promise<number> {
   const config = loadStoreConfig({ env: context.env, flags: values as Record<string, string | undefined> });
-  const store = await openStore(config);
+  const { store, note } = await openNamedStore(config, { mayCreate });
   try {
+    context.stderr.write(`plantstore: ${note}\n`);
     return await work(store);
   } finally {
     await store.close();

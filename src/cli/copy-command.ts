@@ -1,9 +1,9 @@
 import { loadSettings, parseDatabaseUrl } from '../config.js';
 import { newPlantToJson, type NewPlant } from '../plants/plant.js';
-import { openStore } from '../store/open-store.js';
 import { plantPages, type Store } from '../store/store.js';
 import { type CommandContext, CommandFailed, helpText, parseCommandLine, UsageError } from './command-line.js';
 import { Progress } from './progress.js';
+import { openNamedStore } from './store-access.js';
 
 export const copyHelp = helpText(
   'plantstore copy --from URL --to URL [--batch-size N]',
@@ -12,7 +12,8 @@ export const copyHelp = helpText(
     'in the target with the same content is skipped, so an interrupted copy is simply run again.\n' +
     'A plant whose id the target holds with other content is a conflict: it is listed and the\n' +
     'command exits 1. At the end the counts are checked. Stop servers writing to the source first\n' +
-    'for a final copy, or run the copy again after they stopped.',
+    'for a final copy, or run the copy again after they stopped. The source must exist; the target\n' +
+    'is made when it does not.',
   ['databasePoolSize', 'databaseQueryTimeoutMs'],
 );
 
@@ -39,16 +40,19 @@ export async function copyCommand(argv: readonly string[], context: CommandConte
   const to = parseDatabaseUrl(values.to, '--to');
   if (from.url === to.url) throw new UsageError('--from and --to name the same store');
 
-  const source = await openStore({ ...storeSettings, database: from });
+  // The source first: when it does not exist, the copy stops before it makes a target.
+  const source = await openNamedStore({ ...storeSettings, database: from }, { mayCreate: false });
   try {
-    const target = await openStore({ ...storeSettings, database: to });
+    context.stderr.write(`plantstore: --from: ${source.note}\n`);
+    const target = await openNamedStore({ ...storeSettings, database: to }, { mayCreate: true });
     try {
-      return await copy(source, target, batchSize, context);
+      context.stderr.write(`plantstore: --to: ${target.note}\n`);
+      return await copy(source.store, target.store, batchSize, context);
     } finally {
-      await target.close();
+      await target.store.close();
     }
   } finally {
-    await source.close();
+    await source.store.close();
   }
 }
 

@@ -1,12 +1,13 @@
-import { ConfigError } from '../config.js';
-import { ServiceError } from '../errors.js';
 import { unsupportedNodeLine } from '../node-lines.js';
-import { type CommandContext, CommandFailed, EXIT, UsageError } from './command-line.js';
+import { type CommandContext, EXIT, type Subcommand, UsageError } from './command-line.js';
 import { configCommand } from './config-command.js';
 import { copyCommand } from './copy-command.js';
+import { describeFailure } from './failure.js';
 import { plantsCommand } from './plants-command.js';
+import { schemaCommand } from './schema-command.js';
 import { serveCommand } from './serve-command.js';
 import { tokenCommand } from './token-command.js';
+import { versionCommand } from './version-command.js';
 import { webhookCommand } from './webhook-command.js';
 
 const usage = `Usage: plantstore <command> [options]
@@ -26,9 +27,25 @@ Commands:
   plants export             print every plant, one JSON object a line
   copy --from URL --to URL  copy every token and plant to another store
   config [--json]           print the effective settings, secrets masked
+  schema [--json]           show the store's schema version and what this build would migrate
+  version                   print this build's version (also --version)
 
-Run \`plantstore <command> --help\` for a command's options and settings.
+Commands that use a store name it on stderr. All but serve, token create and
+copy --to refuse a store that does not exist, and create nothing.
+Run \`plantstore help <command>\` or \`plantstore <command> --help\` for its options and settings.
 `;
+
+/** Every command by its name. */
+const commands: Readonly<Record<string, Subcommand>> = {
+  serve: serveCommand,
+  token: tokenCommand,
+  webhook: webhookCommand,
+  plants: plantsCommand,
+  copy: copyCommand,
+  config: configCommand,
+  schema: schemaCommand,
+  version: versionCommand,
+};
 
 /** Runs one command line and resolves its exit code: 0 done, 1 failed, 2 used wrongly. */
 export async function main(argv: readonly string[], context: CommandContext = processContext()): Promise<number> {
@@ -41,50 +58,40 @@ export async function main(argv: readonly string[], context: CommandContext = pr
   }
   try {
     switch (command) {
-      case 'serve':
-        return await serveCommand(rest, context);
-      case 'token':
-        return await tokenCommand(rest, context);
-      case 'webhook':
-        return await webhookCommand(rest, context);
-      case 'plants':
-        return await plantsCommand(rest, context);
-      case 'copy':
-        return await copyCommand(rest, context);
-      case 'config':
-        return await configCommand(rest, context);
-      case 'help':
+      case undefined:
+        context.stderr.write(usage);
+        return EXIT.usage;
       case '--help':
       case '-h':
         context.stdout.write(usage);
         return EXIT.ok;
-      case undefined:
-        context.stderr.write(usage);
-        return EXIT.usage;
+      case 'help':
+        return await help(rest, context);
+      case '--version':
+        return await versionCommand(rest, context);
       default:
-        throw new UsageError(`unknown command ${JSON.stringify(command)}; run plantstore --help`);
+        return await commandNamed(command)(rest, context);
     }
   } catch (error) {
-    return report(error, context);
+    const { message, exitCode } = describeFailure(error);
+    context.stderr.write(`plantstore: ${message}\n`);
+    return exitCode;
   }
 }
 
-function report(error: unknown, context: CommandContext): number {
-  if (error instanceof UsageError || error instanceof ConfigError) {
-    context.stderr.write(`plantstore: ${error.message}\n`);
-    return EXIT.usage;
+function commandNamed(name: string): Subcommand {
+  const command = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (command === undefined) throw new UsageError(`unknown command ${JSON.stringify(name)}; run plantstore --help`);
+  return command;
+}
+
+/** `plantstore help [COMMAND [SUBCOMMAND]]`: the usage, or that command's own --help. */
+function help([command, ...rest]: readonly string[], context: CommandContext): Promise<number> {
+  if (command === undefined || command === 'help') {
+    context.stdout.write(usage);
+    return Promise.resolve(EXIT.ok);
   }
-  if (error instanceof CommandFailed) {
-    context.stderr.write(`plantstore: ${error.message}\n`);
-    return EXIT.failed;
-  }
-  if (error instanceof ServiceError) {
-    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : '';
-    context.stderr.write(`plantstore: ${error.message}${cause}\n`);
-    return EXIT.failed;
-  }
-  context.stderr.write(`plantstore: ${error instanceof Error ? error.message : String(error)}\n`);
-  return EXIT.failed;
+  return commandNamed(command)([...rest, '--help'], context);
 }
 
 function processContext(): CommandContext {

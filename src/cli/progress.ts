@@ -7,6 +7,8 @@ export class Progress {
   readonly #label: string;
   readonly #total: bigint;
   #lastLine = 0;
+  /** What the last plain line said, so that the final one is not written twice. */
+  #lastDone: bigint | undefined;
 
   constructor(out: NodeJS.WritableStream, label: string, total: bigint) {
     this.#out = out;
@@ -23,8 +25,9 @@ export class Progress {
       return;
     }
     const now = Date.now();
-    if (!final && now - this.#lastLine < 1000) return;
+    if (final ? done === this.#lastDone : now - this.#lastLine < 1000) return;
     this.#lastLine = now;
+    this.#lastDone = done;
     this.#out.write(`${this.#label}: ${done}/${this.#total} (${percent}%)\n`);
   }
 }

@@ -1,20 +1,27 @@
 import type { Cluster, Worker } from 'node:cluster';
+import { once } from 'node:events';
 import { buildApp } from '../app.js';
 import { ConfigError, describeConfig, loadServeConfig, SERVE_SETTINGS, type ServeConfig } from '../config.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connectionDrain } from '../http/node/connection-drain.js';
 import { DOCS_PATH } from '../http/fastify/docs-routes.js';
 import { createLogger } from '../observability/logger.js';
-import { openStore } from '../store/open-store.js';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.js';
 import { WebhookMetrics } from '../observability/webhook-metrics.js';
 import { IssuerMismatchError } from '../tokens/jwt/key-set-source.js';
+import { VERSION } from '../version.js';
 import { type CommandContext, EXIT, helpText, parseCommandLine } from './command-line.js';
+import { describeFailure } from './failure.js';
+import { listenFailure } from './listen-failure.js';
+import { openNamedStore } from './store-access.js';
+import { tellPrimary, WorkerReports } from './worker-reports.js';
 
 export const serveHelp = helpText(
   'plantstore serve [options]',
   'Runs the HTTP server until SIGTERM or SIGINT, then finishes the requests in flight and exits 0.\n' +
-    'With --workers N, N processes serve on the one port (node:cluster).',
+    'With --workers N, N processes serve on the one port (node:cluster). Makes the store when it does\n' +
+    'not exist, and migrates an older schema; once listening, names the store on stderr. A failure at\n' +
+    'start is one line on stderr and exit code 1 (2 for a wrong setting).',
   SERVE_SETTINGS,
 );
 
@@ -29,9 +36,16 @@ export async function serveCommand(argv: readonly string[], context: CommandCont
   // node:cluster, and the child_process it brings, only for --workers N, whose primary and workers
   // alike have it set: a single process is spared about 2 MiB of their code.
   const cluster = config.workers > 1 ? (await import('node:cluster')).default : undefined;
-  if (cluster?.isPrimary) return superviseWorkers(config, cluster);
+  if (cluster?.isPrimary) return superviseWorkers(config, cluster, context);
+  const worker = cluster?.worker;
   try {
-    return await serve(config, cluster?.worker);
+    return await serve(config, worker, context);
+  } catch (error) {
+    if (worker === undefined) throw error;
+    // The primary says why, once for all its workers.
+    const failure = describeFailure(error);
+    await tellPrimary(worker, { plantstore: 'failed', failure });
+    return failure.exitCode;
   } finally {
     // A worker's channel to its primary would keep the process alive, after a stop or a failure at start.
     cluster?.worker?.disconnect();
@@ -46,18 +60,12 @@ function stopSignal(): Promise<NodeJS.Signals> {
 }
 
 /** `worker`: this process's place among the workers of --workers N. */
-async function serve(config: ServeConfig, worker: Worker | undefined): Promise<number> {
-  const store = await openStore(config);
+async function serve(config: ServeConfig, worker: Worker | undefined, context: CommandContext): Promise<number> {
+  // Listened for from the start: a signal while starting stops the server once it has started, rather than killing it half-way.
+  const stopRequested = stopSignal();
+  const { store, note, changed } = await openNamedStore(config, { mayCreate: true });
   const app = buildApp(config, store);
   const log = app.log;
-
-  // With --workers N the first worker alone looks, so that the hint is logged once, not N times.
-  if (worker === undefined || worker.id === 1) {
-    const tokens = await store.listTokens();
-    if (!tokens.some((token) => token.revokedAt === null)) {
-      log.warn('no API token exists yet: create one with `bin/plantstore token create --name NAME`');
-    }
-  }
 
   try {
     await app.tokenVerifier.start();
@@ -72,9 +80,18 @@ async function serve(config: ServeConfig, worker: Worker | undefined): Promise<n
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
-    log.fatal({ err: error }, 'cannot listen');
     await store.close();
-    return 1;
+    throw listenFailure(error, config.host, config.port);
+  }
+  // Once listening, so that a start that fails says one thing: why.
+  if (worker === undefined) context.stderr.write(`plantstore: ${note}\n`);
+  else await tellPrimary(worker, { plantstore: 'serving', note, changed });
+  // With --workers N the first worker alone looks, so that the hint is logged once, not N times.
+  if (worker === undefined || worker.id === 1) {
+    const tokens = await store.listTokens();
+    if (!tokens.some((token) => token.revokedAt === null)) {
+      log.warn('no API token exists yet: create one with `bin/plantstore token create --name NAME`');
+    }
   }
   const dispatcher = new WebhookDispatcher(
     store.webhooks,
@@ -93,9 +110,9 @@ async function serve(config: ServeConfig, worker: Worker | undefined): Promise<n
   dispatcher.start();
   // The start line names where to read and try the API, for the person who just started it.
   const docs = config.docs ? `${app.listeningOrigin}${DOCS_PATH}` : undefined;
-  log.info({ url: app.listeningOrigin, docs, config: describeConfig(config) }, 'plantstore serving');
+  log.info({ version: VERSION, url: app.listeningOrigin, docs, config: describeConfig(config) }, 'plantstore serving');
 
-  const signal = await stopSignal();
+  const signal = await stopRequested;
   // Readiness fails first, then the server goes on serving for the delay, so that a load balancer
   // that polls readiness stops sending here before the listener closes.
   app.stopping = true;
@@ -118,13 +135,17 @@ async function serve(config: ServeConfig, worker: Worker | undefined): Promise<n
   return 0;
 }
 
+/** How long the primary waits for the report of a worker that exited before listening. */
+const REPORT_WAIT_MS = 1000;
+
 /**
  * The primary of `--workers N`: forks N serving processes that share the
  * port, replaces one that dies while serving, and on a signal stops them all
  * and exits with 0 when every one stopped cleanly.
  */
-async function superviseWorkers(config: ServeConfig, cluster: Cluster): Promise<number> {
+async function superviseWorkers(config: ServeConfig, cluster: Cluster, context: CommandContext): Promise<number> {
   const log = createLogger(config.logLevel);
+  const reports = new WorkerReports(config.workers, context.stderr);
   let stopping = false;
   /** The exit code of a worker that failed before listening: 2 for a wrong setting, which the primary then exits with too. */
   let failedAtStart: number | undefined;
@@ -132,18 +153,28 @@ async function superviseWorkers(config: ServeConfig, cluster: Cluster): Promise<
     const worker = cluster.fork();
     let listening = false;
     worker.once('listening', () => (listening = true));
+    worker.on('message', (message) => reports.received(message));
     worker.once('exit', (code, signal) => {
       if (stopping) return;
       if (!listening) {
-        // A worker that cannot even start (bad database, port taken) would fail again: stop instead of looping.
-        log.fatal({ workerPid: worker.process.pid, code }, 'a worker failed to start; stopping');
-        failedAtStart = code === EXIT.usage ? EXIT.usage : EXIT.failed;
-        void stopAll();
+        void failedToStart(worker, code);
         return;
       }
       log.error({ workerPid: worker.process.pid, code, signal }, 'a worker died; starting another');
       fork();
     });
+  };
+
+  // A worker that cannot even start (bad database, port taken) would fail again: stop instead of looping.
+  const failedToStart = async (worker: Worker, code: number | null) => {
+    // Its report may still be in the channel when its exit is seen; the channel closes after it.
+    if (worker.isConnected()) await Promise.race([once(worker, 'disconnect'), sleep(REPORT_WAIT_MS, undefined, { ref: false })]);
+    if (stopping) return;
+    const failure = reports.failure(code);
+    log.fatal({ workerPid: worker.process.pid, code, reason: failure.message }, 'a worker failed to start; stopping');
+    context.stderr.write(`plantstore: ${failure.message}\n`);
+    failedAtStart = failure.exitCode;
+    void stopAll();
   };
 
   let resolveStopped: (code: number) => void = () => undefined;
@@ -166,7 +197,7 @@ async function superviseWorkers(config: ServeConfig, cluster: Cluster): Promise<
   };
 
   for (let i = 0; i < config.workers; i++) fork();
-  log.info({ workers: config.workers }, 'plantstore primary supervising workers');
+  log.info({ version: VERSION, workers: config.workers }, 'plantstore primary supervising workers');
   void stopSignal().then((signal) => {
     log.info({ signal }, 'stopping workers');
     void stopAll();

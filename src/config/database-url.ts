@@ -2,10 +2,14 @@ import { isAbsolute, resolve } from 'node:path';
 import { ConfigError } from './config-error.js';
 import { parsePostgresUrl, type PostgresUrl } from './postgres-url.js';
 
-/** A validated DATABASE_URL. `shown` is the URL with any password masked, for logs. */
+/**
+ * A validated DATABASE_URL. `shown` is the URL with any password masked, for
+ * logs; `label` names the store for a person, never with a password: the
+ * SQLite file's absolute path, or PostgreSQL's database and hosts.
+ */
 export type DatabaseLocation =
-  | { readonly kind: 'sqlite'; readonly path: string; readonly url: string; readonly shown: string }
-  | { readonly kind: 'postgres'; readonly url: string; readonly shown: string; readonly postgres: PostgresUrl };
+  | { readonly kind: 'sqlite'; readonly path: string; readonly url: string; readonly shown: string; readonly label: string }
+  | { readonly kind: 'postgres'; readonly url: string; readonly shown: string; readonly label: string; readonly postgres: PostgresUrl };
 
 /**
  * `sqlite:PATH` (relative to the working directory), `sqlite:/ABSOLUTE/PATH` or
@@ -18,11 +22,14 @@ export function parseDatabaseUrl(text: string, source: string): DatabaseLocation
   const sqlite = /^sqlite:(?:\/\/)?(.+)$/i.exec(url);
   if (sqlite?.[1] !== undefined) {
     const path = sqlite[1];
-    return { kind: 'sqlite', path: path === ':memory:' || isAbsolute(path) ? path : resolve(path), url, shown: url };
+    const absolute = path === ':memory:' || isAbsolute(path) ? path : resolve(path);
+    return { kind: 'sqlite', path: absolute, url, shown: url, label: `SQLite store ${absolute}` };
   }
   if (/^postgres(ql)?:\/\//i.test(url)) {
     const postgres = parsePostgresUrl(url, source);
-    return { kind: 'postgres', url, shown: postgres.shown, postgres };
+    const hosts = postgres.hosts.map(({ host, port }) => `${host.includes(':') ? `[${host}]` : host}:${port}`).join(',');
+    const database = postgres.database === undefined ? "the user's database" : JSON.stringify(postgres.database);
+    return { kind: 'postgres', url, shown: postgres.shown, label: `PostgreSQL store ${database} on ${hosts}`, postgres };
   }
   // The text may hold a password: it is not repeated.
   throw new ConfigError(`${source} must be a database URL: sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`);

@@ -20,6 +20,8 @@ export interface PostgresUrl {
   readonly singleHostUrls: readonly string[];
   /** The URL with every secret masked (the password, `password=` and `sslpassword=`), for logs. */
   readonly shown: string;
+  /** The database's name, or undefined when the URL names none (the server then takes the user's name). */
+  readonly database: string | undefined;
 }
 
 const SCHEME = /^(postgres(?:ql)?):\/\/(?:([^@/?#]*)@)?([^/?#]*)(\/[^?#]*)?(?:\?([^#]*))?$/i;
@@ -51,7 +53,8 @@ export function parsePostgresUrl(text: string, source: string): PostgresUrl {
   const rest = passed.size === 0 ? '' : `?${passed.toString()}`;
   const user = userinfo === undefined ? '' : `${userinfo}@`;
   const singleHostUrls = hosts.map(({ host, port }) => `${scheme}://${user}${hostPart(host)}:${port}${path}${rest}`);
-  return { hosts, targetSessionAttrs: attrs as TargetSessionAttrs, singleHostUrls, shown: shownUrl(scheme!, userinfo, hostList, path, query) };
+  const database = path.length > 1 ? decodeURIComponent(path.slice(1)) : undefined;
+  return { hosts, targetSessionAttrs: attrs as TargetSessionAttrs, singleHostUrls, shown: shownUrl(scheme!, userinfo, hostList, path, query), database };
 }
 
 function parseHost(entry: string, invalid: (why: string) => ConfigError): PostgresHost {

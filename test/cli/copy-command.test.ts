@@ -39,7 +39,9 @@ for (const target of await testBackends('copy')) {
     const to = await target.freshUrl(t);
     const result = await runCli(['copy', '--from', source.url, '--to', to, '--batch-size', '700']);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stderr, /^copy: 2 tokens \(2 new\)\n/);
+    assert.match(result.stderr, /^copy: 2 tokens \(2 new\)\n/m);
+    const path = (url: string) => (url.startsWith('sqlite:') ? `SQLite store ${url.slice('sqlite:'.length)}` : 'PostgreSQL store "');
+    assert.ok(result.stderr.startsWith(`plantstore: --from: using the ${path(source.url)}\nplantstore: --to: created a new ${path(to)}`), result.stderr);
     assert.match(result.stderr, /copy: 2500 plants copied \(2500 new, 0 already there\); the target holds 2500\n$/);
 
     const [before, after] = await Promise.all([runCli(['plants', 'export'], { DATABASE_URL: source.url }), runCli(['plants', 'export'], { DATABASE_URL: to })]);
@@ -95,6 +97,8 @@ test('copy reads no DATABASE_URL: a server setting in the environment does not s
   const result = await runCli(['copy', '--from', source.url, '--to', to], { DATABASE_URL: 'not-a-database-url' });
   assert.equal(result.code, 0, result.stderr);
   assert.match(result.stderr, /copy: 10 plants copied \(10 new, 0 already there\); the target holds 10\n$/);
+  assert.equal(result.stderr.match(/^copy: plants: /gm)?.length, 1, `the final progress line once:\n${result.stderr}`);
+  assert.match(result.stderr, /^copy: plants: 10\/10 \(100%\)$/m);
 });
 
 test('bad copy command lines exit 2', async (t) => {

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { generateToken } from '../../src/tokens/api-token.js';
 import { sqlite } from '../helpers/backends.js';
 import { BIN, createToken, runCli, startServer } from '../helpers/processes.js';
+import { within } from '../helpers/until.js';
 
 test('logs: one access line per request with its request id, start and stop lines, and never a token', async (t) => {
   const env = { DATABASE_URL: await sqlite.freshUrl(t), LOG_LEVEL: 'trace', METRICS_TOKEN: 'metrics-secret-value', AUTH_FAILURE_LIMIT: '2' };
@@ -70,14 +71,19 @@ test('logs: lines still gathered when the process exits are written, not lost', 
 test('logs: at a terminal the lines are written for a person to read, not as JSON', async (t) => {
   // script(1) runs the server on a pseudo-terminal, as when an operator starts it by hand.
   const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
-  const command = ['timeout', '-s', 'TERM', '2', process.execPath, BIN, 'serve', '--port', '0'].map(quote).join(' ');
+  // The server is stopped once its start line is out, however long a loaded machine takes to get there.
+  const command = ['timeout', '-s', 'TERM', '60', process.execPath, BIN, 'serve', '--port', '0'].map(quote).join(' ');
   const child = spawn('script', ['-qec', command, '/dev/null'], {
     env: { ...process.env, DATABASE_URL: await sqlite.freshUrl(t) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const closed = once(child, 'close');
   let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await once(child, 'close');
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    if (/plantstore serving/.test(output)) child.kill('SIGTERM');
+  });
+  await within('the server on a terminal starts and stops', closed, 70_000);
   const lines = output.split(/\r?\n/).filter((line) => line !== '');
   assert.ok(lines.some((line) => /INFO.*plantstore serving/.test(line)), output);
   assert.ok(!lines.some((line) => line.startsWith('{')), 'no JSON line');

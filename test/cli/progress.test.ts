@@ -29,3 +29,11 @@ test('elsewhere, progress is plain lines, at most one a second, and always the l
   progress.update(200n, true);
   assert.equal(text(), 'copy: plants: 50/200 (25%)\ncopy: plants: 200/200 (100%)\n');
 });
+
+test('elsewhere, the final line is not written again when the last line already said it', () => {
+  const { stream, text } = capture(false);
+  const progress = new Progress(stream, 'copy: plants', 10n);
+  progress.update(10n);
+  progress.update(10n, true);
+  assert.equal(text(), 'copy: plants: 10/10 (100%)\n');
+});

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sqlite } from '../helpers/backends.js';
+import { runMain } from '../helpers/in-process-cli.js';
 import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
 
 test('a wrong setting fails at start with one line that names it, and exit code 2', async (t) => {
@@ -75,18 +76,23 @@ test('SIGTERM and SIGINT stop the server, which exits 0 and keeps what it acknow
   assert.equal(exported.stdout, '{"id":1,"name":"kept"}\n{"id":2,"name":"kept"}\n');
 });
 
-test('--help lines its settings up in columns as wide as the longest flag and variable listed', async () => {
-  for (const command of [['serve'], ['config'], ['token', 'list']]) {
-    const help = await runCli([...command, '--help']);
+test('--help lines its settings up in columns two spaces apart: every meaning, and each of its wrapped lines, starts in one column', async () => {
+  for (const command of [['serve'], ['config'], ['token', 'list'], ['copy']]) {
+    const help = await runMain([...command, '--help']);
     assert.equal(help.code, 0, command.join(' '));
-    const rows = [...help.stdout.matchAll(/^ {2}(--[a-z-]+) +([A-Z_]+) +\S/gm)];
-    assert.ok(rows.length >= 2, `${command.join(' ')} --help lists settings`);
-    const flagWidth = Math.max(...rows.map(([, flag]) => flag!.length));
-    const envWidth = Math.max(...rows.map(([, , env]) => env!.length));
-    for (const [line, flag, env] of rows) {
-      const where = `${command.join(' ')} --help, ${flag}`;
-      assert.equal(line.indexOf(` ${env} `), 2 + flagWidth, `${where}: the variable's column`);
-      assert.equal(line.length - 1, 2 + flagWidth + 1 + envWidth + 1, `${where}: the meaning's column`);
+    const lines = help.stdout.split('Settings (flag, environment variable, meaning):\n')[1]!.trimEnd().split('\n');
+    const rows = lines.map((line) => /^ {2}(--[a-z-]+) +([A-Z_]+) +\S/.exec(line));
+    assert.ok(rows[0] !== null && rows.filter((row) => row !== null).length >= 2, `${command.join(' ')} --help lists settings`);
+    const flagWidth = Math.max(...rows.map((row) => row?.[1]!.length ?? 0));
+    const envWidth = Math.max(...rows.map((row) => row?.[2]!.length ?? 0));
+    const meaningColumn = 2 + flagWidth + 2 + envWidth + 2;
+    for (const [i, line] of lines.entries()) {
+      const row = rows[i];
+      const where = `${command.join(' ')} --help: ${JSON.stringify(line)}`;
+      if (row) assert.equal(line.indexOf(` ${row[2]} `) + 1, 2 + flagWidth + 2, `${where}: the variable's column`);
+      const meaningStart = row ? row[0].length - 1 : line.search(/\S/);
+      assert.equal(meaningStart, meaningColumn, `${where}: the meaning's column`);
+      assert.ok(line.length <= 120, `${where}: at most 120 columns`);
     }
   }
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { test } from 'node:test';
-import { sqlite } from '../helpers/backends.js';
+import { existingStoreUrl, sqlite } from '../helpers/backends.js';
 import { until } from '../helpers/until.js';
 import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
 
@@ -10,7 +11,7 @@ test('token create prints the token alone on stdout, and a running server accept
   const created = await runCli(['token', 'create', '--name', 'ci'], env);
   assert.equal(created.code, 0, created.stderr);
   assert.match(created.stdout, /^ps_[A-Za-z0-9_-]{43}\n$/);
-  assert.match(created.stderr, /^Created token 1 \(ci\); it does not expire/);
+  assert.match(created.stderr, /^Created token 1 \(ci\); it does not expire/m);
   const token = created.stdout.trim();
   const response = await postPlant(server.url, token, '{"id":1,"name":"Fern"}');
   assert.equal(response.status, 200);
@@ -51,7 +52,8 @@ test('a token revoked by name or id is refused by a running server within one se
 
   const revokedByName = await runCli(['token', 'revoke', 'by-name'], env);
   assert.equal(revokedByName.code, 0, revokedByName.stderr);
-  assert.equal(revokedByName.stderr, 'Revoked token 1 (by-name).\n');
+  const named = `plantstore: using the SQLite store ${env.DATABASE_URL.slice('sqlite:'.length)}\n`;
+  assert.equal(revokedByName.stderr, `${named}Revoked token 1 (by-name).\n`);
   assert.equal((await runCli(['token', 'revoke', '2'], env)).code, 0);
   const revoked = Date.now();
 
@@ -64,7 +66,7 @@ test('a token revoked by name or id is refused by a running server within one se
   assert.deepEqual(JSON.parse(response.body), { error: 401, message: 'The bearer token is unknown, revoked or expired', code: 'INVALID_TOKEN' });
   const again = await runCli(['token', 'revoke', 'by-name'], env);
   assert.equal(again.code, 1);
-  assert.equal(again.stderr, 'plantstore: no active token with name "by-name"\n');
+  assert.equal(again.stderr, `${named}plantstore: no active token with name "by-name"\n`);
 });
 
 test('a token with --expires-in works until it expires, then is refused and listed as expired', async (t) => {
@@ -91,7 +93,7 @@ test('a revoked name can be used again; an active one cannot', async (t) => {
   const taken = await runCli(['token', 'create', '--name', 'ci'], env);
   assert.equal(taken.code, 1);
   assert.equal(taken.stdout, '');
-  assert.equal(taken.stderr, 'plantstore: an active token named "ci" exists; revoke it or choose another name\n');
+  assert.equal(taken.stderr, `plantstore: using the SQLite store ${env.DATABASE_URL.slice('sqlite:'.length)}\nplantstore: an active token named "ci" exists; revoke it or choose another name\n`);
   await runCli(['token', 'revoke', 'ci'], env);
   await createToken(env, 'ci');
 });
@@ -101,7 +103,6 @@ test('bad token command lines fail with one line on stderr and exit code 2', asy
   const cases: [string[], string][] = [
     [['token', 'create'], 'plantstore: token create needs --name NAME\n'],
     [['token', 'create', '--name'], "plantstore: Option '--name <value>' argument missing\n"],
-    [['token', 'create', '--name', '42'], 'plantstore: token name "42" must start with a letter and hold at most 64 letters, digits, \'.\', \'_\' or \'-\'\n'],
     [['token', 'create', '--name', 'ci', '--expires-in', 'soon'], 'plantstore: --expires-in must be a duration such as 90s, 15m, 12h, 30d or 2w, got "soon"\n'],
     [['token', 'create', '--name', 'ci', '--expires-in', '0s'], 'plantstore: --expires-in must be a duration such as 90s, 15m, 12h, 30d or 2w, got "0s"\n'],
     [['token', 'create', '--name', 'ci', '--colour', 'red'], "plantstore: Unknown option '--colour'\n"],
@@ -119,6 +120,11 @@ test('bad token command lines fail with one line on stderr and exit code 2', asy
     assert.equal(result.stderr, stderr, args.join(' '));
     assert.equal(result.stdout, '', args.join(' '));
   }
+  assert.ok(!existsSync(env.DATABASE_URL.slice('sqlite:'.length)), 'a command line used wrongly makes no store');
+  // The name is checked with the store open: after the line that names it.
+  const badName = await runCli(['token', 'create', '--name', '42'], { DATABASE_URL: await existingStoreUrl(t, sqlite) });
+  assert.equal(badName.code, 2);
+  assert.match(badName.stderr, /\nplantstore: token name "42" must start with a letter and hold at most 64 letters, digits, '\.', '_' or '-'\n$/);
 });
 
 test('every command has --help, and the top-level help names every command', async () => {

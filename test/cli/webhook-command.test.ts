@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { testBackends } from '../helpers/backends.js';
+import { existingStoreUrl, testBackends } from '../helpers/backends.js';
 import { runMain } from '../helpers/in-process-cli.js';
 import { runCli } from '../helpers/processes.js';
 import { addWebhook, endRetiredSecret, listWebhooks } from '../helpers/webhooks.js';
 
 for (const backend of await testBackends('the webhook command')) {
   test(`${backend.name}: webhook add prints the id and the secret once; list shows state and counts, never the secret`, async (t) => {
-    const env = { DATABASE_URL: await backend.freshUrl(t) };
+    const env = { DATABASE_URL: await existingStoreUrl(t, backend) };
     const added = await runCli(['webhook', 'add', 'https://example.com/hooks/plants', '--description', 'the catalogue'], env);
     assert.equal(added.code, 0, added.stderr);
     assert.match(added.stdout, /^id: 1\nsecret: whsec_[A-Za-z0-9+/]+=*\n$/);
@@ -108,7 +108,7 @@ for (const backend of await testBackends('the webhook command')) {
 
 test('webhook commands used wrongly exit 2, and those that find nothing exit 1, as the token commands do', async (t) => {
   const { sqlite } = await import('../helpers/backends.js');
-  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
+  const env = { DATABASE_URL: await existingStoreUrl(t, sqlite) };
   const cases: [string[], number, RegExp][] = [
     [['webhook'], 2, /Usage: plantstore webhook/],
     [['webhook', 'frob'], 2, /unknown webhook subcommand "frob"/],

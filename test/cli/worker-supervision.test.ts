@@ -19,17 +19,18 @@ const EXIT_WITHIN_MS = 20_000;
  * Runs `plantstore serve` to its exit, which must come within EXIT_WITHIN_MS;
  * resolves its exit code and its log lines. Killed after the test if it is still running.
  */
-async function serveUntilExit(t: TestContext, args: readonly string[], env: Record<string, string>): Promise<{ code: number | null; logs: Record<string, unknown>[] }> {
+async function serveUntilExit(t: TestContext, args: readonly string[], env: Record<string, string>): Promise<{ code: number | null; logs: Record<string, unknown>[]; stderr: string }> {
   const child = spawn(process.execPath, [BIN, 'serve', ...args], { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   t.after(() => {
     // The primary and, when it is still running, every worker it forked (its process group is the test's).
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   let stdout = '';
+  let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.resume();
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const [code] = (await within(`plantstore serve ${args.join(' ')} exits`, once(child, 'close'), EXIT_WITHIN_MS)) as [number | null];
-  return { code, logs: stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>) };
+  return { code, logs: stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>), stderr };
 }
 
 /** A port some other program listens on. */
@@ -49,14 +50,16 @@ test('a worker that cannot open the store stops the primary with exit code 1, in
   assert.ok(logs.some((line) => line['msg'] === 'a worker failed to start; stopping' && line['level'] === 60), JSON.stringify(logs));
 });
 
-test('a taken port: serve exits with code 1 and says why, alone or with workers', async (t) => {
+test('a taken port: serve exits with code 1 and says why in one line, alone or with workers', async (t) => {
   const port = await takenPort(t);
   for (const workers of ['1', '2']) {
-    const { code, logs } = await serveUntilExit(t, ['--workers', workers, '--port', String(port)], { DATABASE_URL: await sqlite.freshUrl(t) });
+    const { code, logs, stderr } = await serveUntilExit(t, ['--workers', workers, '--port', String(port)], { DATABASE_URL: await sqlite.freshUrl(t) });
     assert.equal(code, 1, `--workers ${workers}`);
-    const refused = logs.find((line) => line['msg'] === 'cannot listen');
-    assert.equal((refused?.['err'] as { code?: string } | undefined)?.code, 'EADDRINUSE', `--workers ${workers}: ${JSON.stringify(logs)}`);
-    if (workers === '2') assert.ok(logs.some((line) => line['msg'] === 'a worker failed to start; stopping'));
+    assert.equal(stderr, `plantstore: port ${port} on 127.0.0.1 is already in use\n`, `--workers ${workers}`);
+    if (workers === '2') {
+      const fatal = logs.find((line) => line['msg'] === 'a worker failed to start; stopping');
+      assert.equal(fatal?.['reason'], `port ${port} on 127.0.0.1 is already in use`, JSON.stringify(logs));
+    }
   }
 });
 

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
+import { parseDatabaseUrl } from '../../src/config.js';
+import { openStore } from '../../src/store/open-store.js';
 import { freshPostgresDatabase, POSTGRES_SKIP_REASON, postgresReachable } from './postgres.js';
 import { tempDir } from './temp-dir.js';
 
@@ -19,6 +21,16 @@ export const postgres: Backend = {
   name: 'postgres',
   freshUrl: freshPostgresDatabase,
 };
+
+/**
+ * The DATABASE_URL of a new store that exists, empty, at the newest schema:
+ * what the commands that refuse a missing store need (removed after the test).
+ */
+export async function existingStoreUrl(t: TestContext, backend: Backend): Promise<string> {
+  const url = await backend.freshUrl(t);
+  await (await openStore({ database: parseDatabaseUrl(url, 'test'), databasePoolSize: 1 })).close();
+  return url;
+}
 
 /**
  * SQLite always; PostgreSQL too when a server answers. When none does, the

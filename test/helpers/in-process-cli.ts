@@ -2,22 +2,23 @@ import { Writable } from 'node:stream';
 import { main } from '../../src/cli/main.js';
 import type { CliResult } from './processes.js';
 
-/** Runs a command line through `main()` in this process, as `bin/plantstore` would, without the start-up of a child process. */
-export async function runMain(args: readonly string[], env: Record<string, string>): Promise<CliResult> {
-  let stdout = '';
-  let stderr = '';
-  const sink = (append: (text: string) => void) =>
-    new Writable({
-      write(chunk: Buffer | string, _encoding, done) {
-        append(chunk.toString());
-        done();
-      },
-    });
-  const code = await main(args, {
-    env,
-    stdout: sink((text) => (stdout += text)),
-    stderr: sink((text) => (stderr += text)),
-    nodeVersion: process.versions.node,
-  });
-  return { code, stdout, stderr };
+/** A stream that keeps what is written to it, as text. */
+class Collected extends Writable {
+  text = '';
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+/**
+ * Runs `plantstore ARGS` in this process, through the same `main()` that
+ * bin/plantstore calls, with `env` as its whole environment: for commands
+ * that neither listen nor wait for a signal, many times faster than a child process.
+ */
+export async function runMain(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const stdout = new Collected();
+  const stderr = new Collected();
+  const code = await main(args, { env, stdout, stderr, nodeVersion: process.versions.node });
+  return { code, stdout: stdout.text, stderr: stderr.text };
 }

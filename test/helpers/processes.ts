@@ -44,6 +44,8 @@ export interface ServerProcess {
   child: ChildProcess;
   /** Every log line the server wrote so far, parsed. */
   logs: Record<string, unknown>[];
+  /** What the server wrote on stderr so far: the line that names its store, once it listens. */
+  readonly stderr: string;
   /** Sends a signal and resolves the exit code once all the server wrote is read (and in `logs`). */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -60,8 +62,10 @@ export async function startServer(
 ): Promise<ServerProcess> {
   const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve', '--port', '0', ...args], {
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   // 'close' comes after 'exit' and after stdout is read to its end: every log line is in by then.
   const closed = once(child, 'close');
   t.after(() => {
@@ -76,13 +80,16 @@ export async function startServer(
       const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(entry['msg']));
       if (match?.[1] !== undefined) resolve(match[1]);
     });
-    child.once('exit', (code, signal) => reject(new Error(`the server exited with ${code ?? signal} before listening`)));
+    child.once('exit', (code, signal) => reject(new Error(`the server exited with ${code ?? signal} before listening: ${stderr}`)));
   });
   const url = await within('the server listens', listening, LISTEN_TIMEOUT_MS);
   return {
     url,
     child,
     logs,
+    get stderr() {
+      return stderr;
+    },
     stop: async (signal = 'SIGTERM') => {
       child.kill(signal);
       const [code] = (await within(`the server exits after ${signal}`, closed, EXIT_TIMEOUT_MS)) as [number | null];

@@ -30,10 +30,11 @@ export async function serverWithWebhook(
 ): Promise<{ env: Record<string, string>; receiver: WebhookReceiver; subscription: { id: number; secret: string }; token: string; server: ServerProcess }> {
   const env = { DATABASE_URL: await backend.freshUrl(t), ...FAST_WEBHOOKS, ...settings };
   const receiver = await WebhookReceiver.start(t);
+  // The token first: it makes the store, which webhook add needs to exist.
+  const token = await createToken(env, 'writer');
   const subscription = await addWebhook(env, receiver.url);
   receiver.secrets = [subscription.secret];
   if (answer !== undefined) receiver.answer = answer;
-  const token = await createToken(env, 'writer');
   const server = await startServer(t, env);
   return { env, receiver, subscription, token, server };
 }

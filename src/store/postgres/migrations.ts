@@ -1,5 +1,6 @@
+import type pg from 'pg';
 import type { Connections } from './primary-pool.js';
-import { type Migration, pendingSteps } from '../migration.js';
+import { type Migration, pendingSteps, type SchemaChange, StoreMissing } from '../migration.js';
 
 /**
  * The webhook messages of the plants a batch created (the rows of `inserted`),
@@ -188,27 +189,44 @@ export const migrations: readonly Migration[] = [
 /** Any constant does; this one is "plantsto" read as ASCII. */
 const MIGRATION_LOCK = 8100956956760700015n;
 
+/** What a database without this service's table of versions is, as StoreMissing and SchemaState say it. */
+export const NO_SCHEMA = 'the database holds no plantstore tables';
+
+/** The version of the schema, or undefined when the database holds no table of versions: no store of this service. */
+export async function schemaVersion(db: Pick<pg.ClientBase, 'query'>): Promise<number | undefined> {
+  const { rows } = await db.query<{ found: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS found");
+  if (!rows[0]?.found) return undefined;
+  const version = await db.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations');
+  return version.rows[0]?.version ?? 0;
+}
+
 /**
- * Brings the schema up to the newest version in one transaction. A
- * transaction-scoped advisory lock makes instances that start together take
- * turns: the first migrates, the others then find nothing left to do.
+ * Brings the schema up to the newest version in one transaction, and says
+ * from which version to which. A transaction-scoped advisory lock makes
+ * instances that start together take turns: the first migrates, the others
+ * then find nothing left to do. Without `mayCreate`, a database that holds
+ * no schema yet is a StoreMissing, and nothing is created in it.
  */
-export async function migrate(pool: Connections, steps: readonly Migration[] = migrations): Promise<void> {
+export async function migrate(pool: Connections, steps: readonly Migration[] = migrations, { mayCreate = true } = {}): Promise<SchemaChange> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    const found = await schemaVersion(client);
+    if (found === undefined && !mayCreate) throw new StoreMissing(NO_SCHEMA);
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER PRIMARY KEY,
       name TEXT NOT NULL,
       applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
     )`);
-    const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations');
-    for (const step of pendingSteps(steps, rows[0]?.version ?? 0)) {
+    const from = found ?? 0;
+    const pending = pendingSteps(steps, from);
+    for (const step of pending) {
       await client.query(step.sql);
       await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [step.version, step.name]);
     }
     await client.query('COMMIT');
+    return { from, to: pending.at(-1)?.version ?? from };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;

@@ -1,5 +1,6 @@
 import { parsePostgresUrl } from '../../config.js';
 import type { NewPlant } from '../../plants/plant.js';
+import { NO_DATABASE, schemaState, type SchemaState, StoreMissing, type StoreOpening } from '../migration.js';
 import {
   type CreatePlantResult,
   type NewTokenRecord,
@@ -12,7 +13,7 @@ import {
 } from '../store.js';
 import type { WebhookStore } from '../webhook-store.js';
 import { translateErrors } from './errors.js';
-import { migrate } from './migrations.js';
+import { migrate, migrations, NO_SCHEMA, schemaVersion } from './migrations.js';
 import { type PlantRow, PostgresPlantBatch, toNewPlant } from './plant-batch.js';
 import { PrimaryPool } from './primary-pool.js';
 import { PostgresWebhookStore } from './webhook-store.js';
@@ -41,6 +42,8 @@ export interface PostgresOptions {
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 2000;
 const DEFAULT_QUERY_TIMEOUT_MS = 5000;
+/** PostgreSQL's invalid_catalog_name: the URL names a database the server does not have. */
+const NO_SUCH_DATABASE = '3D000';
 
 /**
  * The shared store: PostgreSQL (or a compatible database) through a pool of
@@ -73,20 +76,33 @@ export class PostgresStore implements Store {
   /**
    * Connects and migrates; rejects when the database cannot be reached or
    * migrated. `url` is libpq's form, with one host or several (PrimaryPool).
+   * Without `mayCreate`, a database that does not exist or holds no schema
+   * is a StoreMissing, and nothing is created in it.
    */
-  static async open(url: string, options: PostgresOptions): Promise<PostgresStore> {
-    const pool = new PrimaryPool(parsePostgresUrl(url, 'DATABASE_URL'), {
-      poolSize: options.poolSize,
-      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
-      queryTimeoutMs: options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS,
-    });
+  static async open(url: string, options: PostgresOptions & StoreOpening): Promise<PostgresStore> {
+    const pool = newPool(url, options);
     try {
-      await translateErrors(() => migrate(pool));
+      const change = await translateErrors(() => migrate(pool, migrations, { mayCreate: options.mayCreate ?? true }));
+      if (change.from !== change.to) options.onSchemaChange?.(change);
     } catch (error) {
       await pool.end();
+      if (options.mayCreate === false && isNoSuchDatabase(error)) throw new StoreMissing(NO_DATABASE);
       throw error;
     }
     return new PostgresStore(pool, options.poolSize);
+  }
+
+  /** The schema of the database at `url`, read without creating or changing anything. */
+  static async readSchema(url: string, options: Omit<PostgresOptions, 'poolSize'>): Promise<SchemaState> {
+    const pool = newPool(url, { ...options, poolSize: 1 });
+    try {
+      return schemaState(migrations, await translateErrors(() => schemaVersion(pool)), NO_SCHEMA);
+    } catch (error) {
+      if (isNoSuchDatabase(error)) return schemaState(migrations, undefined, NO_DATABASE);
+      throw error;
+    } finally {
+      await pool.end();
+    }
   }
 
   async createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
@@ -262,6 +278,18 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     if (!this.#pool.ended) await this.#pool.end();
   }
+}
+
+function newPool(url: string, options: PostgresOptions): PrimaryPool {
+  return new PrimaryPool(parsePostgresUrl(url, 'DATABASE_URL'), {
+    poolSize: options.poolSize,
+    connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    queryTimeoutMs: options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS,
+  });
+}
+
+function isNoSuchDatabase(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === NO_SUCH_DATABASE;
 }
 
 function toTokenRecord(row: TokenRow): TokenRecord {

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { type Migration, pendingSteps } from '../migration.js';
+import { type Migration, pendingSteps, type SchemaChange } from '../migration.js';
 
 /** This backend's schema changes (see `Migration`). */
 export const migrations: readonly Migration[] = [
@@ -114,25 +114,34 @@ export const migrations: readonly Migration[] = [
   },
 ];
 
+/** The version of the schema in `db`, or undefined when it holds no table of versions: no store of this service. */
+export function schemaVersion(db: Database.Database): number | undefined {
+  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+  if (table === undefined) return undefined;
+  return (db.prepare('SELECT max(version) AS version FROM schema_migrations').get() as { version: number | null }).version ?? 0;
+}
+
 /**
- * Brings the schema up to the newest version. Runs in one IMMEDIATE
- * transaction, so two processes starting at once cannot both apply a step.
- * The table of versions is made inside it too, so that no step of the
- * migration writes before it holds the write lock.
+ * Brings the schema up to the newest version, and says from which version
+ * to which. Runs in one IMMEDIATE transaction, so two processes starting at
+ * once cannot both apply a step. The table of versions is made inside it
+ * too, so that no step of the migration writes before it holds the write lock.
  */
-export function migrate(db: Database.Database, steps: readonly Migration[] = migrations): void {
-  const apply = db.transaction(() => {
+export function migrate(db: Database.Database, steps: readonly Migration[] = migrations): SchemaChange {
+  const apply = db.transaction((): SchemaChange => {
     db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER PRIMARY KEY,
       name TEXT NOT NULL,
       applied_at INTEGER NOT NULL
     ) STRICT`);
-    const row = db.prepare('SELECT max(version) AS version FROM schema_migrations').get() as { version: number | null };
+    const from = (db.prepare('SELECT max(version) AS version FROM schema_migrations').get() as { version: number | null }).version ?? 0;
     const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
-    for (const step of pendingSteps(steps, row.version ?? 0)) {
+    const pending = pendingSteps(steps, from);
+    for (const step of pending) {
       db.exec(step.sql);
       record.run(step.version, step.name, Date.now());
     }
+    return { from, to: pending.at(-1)?.version ?? from };
   });
-  apply.immediate();
+  return apply.immediate();
 }

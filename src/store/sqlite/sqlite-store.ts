@@ -1,7 +1,8 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { NewPlant } from '../../plants/plant.js';
+import { type SchemaChange, schemaState, type SchemaState, StoreMissing, type StoreOpening } from '../migration.js';
 import type { WebhookStore } from '../webhook-store.js';
 import {
   type CreatePlantResult,
@@ -15,12 +16,14 @@ import {
 } from '../store.js';
 import { sqliteDriver } from './driver.js';
 import { translateErrors } from './errors.js';
-import { migrate } from './migrations.js';
+import { migrate, migrations, schemaVersion } from './migrations.js';
 import { type PlantRow, SqlitePlantBatch, toNewPlant } from './plant-batch.js';
 import { SqliteWebhookStore } from './webhook-store.js';
 
 /** How long a statement waits for a lock another process holds (the command line writes the same file), and how long a new file's switch to WAL is tried again. */
 const BUSY_TIMEOUT_MS = 5000;
+const NO_FILE = 'no such file';
+const NO_SCHEMA = 'the file holds no plantstore tables';
 
 interface TokenRow {
   id: number;
@@ -90,7 +93,9 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Opens (creating the file and its folder when missing) and migrates. WAL,
+   * Opens and migrates; with `mayCreate`, creates the file and its folder
+   * when missing, and otherwise throws StoreMissing for a file that is
+   * missing or holds no store, before changing anything in it. WAL,
    * so readers never wait for the writer; synchronous=FULL, so a commit
    * returns only once it is on disk; a busy timeout, because the command line
    * and other processes write the same file; a page cache of 2 MiB (SQLite's
@@ -99,21 +104,26 @@ export class SqliteStore implements Store {
    * the rest of the file anyway. At 16 MiB the cache fills under load and is
    * most of what the service's memory grows by.
    */
-  static open(path: string): SqliteStore {
+  static open(path: string, { mayCreate = true, onSchemaChange }: StoreOpening = {}): SqliteStore {
     return translateErrors(() => {
-      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      const inMemory = path === ':memory:';
+      if (!mayCreate && !inMemory && !existsSync(path)) throw new StoreMissing(NO_FILE);
+      if (mayCreate && !inMemory) mkdirSync(dirname(path), { recursive: true });
       const Driver = sqliteDriver();
-      const db = new Driver(path);
+      const db = new Driver(path, { fileMustExist: !mayCreate && !inMemory });
       let outbox: Database.Database | undefined;
+      let change: SchemaChange;
       try {
+        // Before the switch to WAL, which would write to a file that is not a store.
+        if (!mayCreate && schemaVersion(db) === undefined) throw new StoreMissing(NO_SCHEMA);
         switchToWal(db);
         db.pragma('synchronous = FULL');
         db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
         db.pragma('cache_size = -2048');
-        migrate(db);
+        change = migrate(db);
         // The webhook outbox's claims and settlements: see SqliteWebhookStore for why NORMAL is enough.
         // An in-memory database is one per connection, so there the one connection serves both.
-        if (path === ':memory:') outbox = db;
+        if (inMemory) outbox = db;
         else {
           outbox = new Driver(path);
           outbox.pragma('synchronous = NORMAL');
@@ -125,7 +135,22 @@ export class SqliteStore implements Store {
         db.close();
         throw error;
       }
+      if (change.from !== change.to) onSchemaChange?.(change);
       return new SqliteStore(db, outbox);
+    });
+  }
+
+  /** The schema of the store at `path`, read without creating or changing anything. */
+  static readSchema(path: string): SchemaState {
+    return translateErrors(() => {
+      if (path === ':memory:' || !existsSync(path)) return schemaState(migrations, undefined, NO_FILE);
+      const db = new (sqliteDriver())(path, { fileMustExist: true });
+      try {
+        db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+        return schemaState(migrations, schemaVersion(db), NO_SCHEMA);
+      } finally {
+        db.close();
+      }
     });
   }
 
