@@ -69,7 +69,7 @@ async function createToken(argv: readonly string[], context: CommandContext): Pr
     context.stdout.write(`${result.token}\n`);
     reportIssued(context, result.revoked, result.record);
     return 0;
-  });
+  }, { mayCreate: true });
 }
 
 async function rotate(argv: readonly string[], context: CommandContext): Promise<number> {
@@ -91,7 +91,7 @@ async function rotate(argv: readonly string[], context: CommandContext): Promise
     context.stdout.write(`${result.token}\n`);
     reportIssued(context, result.retiring, result.record);
     return 0;
-  }, { mayCreate: true });
+  });
 }
 
 async function listTokens(argv: readonly string[], context: CommandContext): Promise<number> {
