@@ -61,8 +61,6 @@ function stopSignal(): Promise<NodeJS.Signals> {
 
 /** `worker`: this process's place among the workers of --workers N. */
 async function serve(config: ServeConfig, worker: Worker | undefined, context: CommandContext): Promise<number> {
-  // Listened for from the start: a signal while starting stops the server once it has started, rather than killing it half-way.
-  const stopRequested = stopSignal();
   const { store, note, changed } = await openNamedStore(config, { mayCreate: true });
   const app = buildApp(config, store);
   const log = app.log;
@@ -76,23 +74,23 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
     throw error;
   }
 
+  // With --workers N the first worker alone looks, so that the hint is logged once, not N times.
+  const hintToken =
+    (worker === undefined || worker.id === 1) && !(await store.listTokens()).some((token) => token.revokedAt === null);
+
   const connections = connectionDrain(app.server);
+  // Listened for before listening: a signal that comes while the server starts serving stops it gracefully, rather than killing it.
+  const stopRequested = stopSignal();
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
     await store.close();
     throw listenFailure(error, config.host, config.port);
   }
-  // Once listening, so that a start that fails says one thing: why.
+  // Once listening, so that a start that fails says one thing: why. From here to the start line nothing waits.
   if (worker === undefined) context.stderr.write(`plantstore: ${note}\n`);
-  else await tellPrimary(worker, { plantstore: 'serving', note, changed });
-  // With --workers N the first worker alone looks, so that the hint is logged once, not N times.
-  if (worker === undefined || worker.id === 1) {
-    const tokens = await store.listTokens();
-    if (!tokens.some((token) => token.revokedAt === null)) {
-      log.warn('no API token exists yet: create one with `bin/plantstore token create --name NAME`');
-    }
-  }
+  else void tellPrimary(worker, { plantstore: 'serving', note, changed });
+  if (hintToken) log.warn('no API token exists yet: create one with `bin/plantstore token create --name NAME`');
   const dispatcher = new WebhookDispatcher(
     store.webhooks,
     {
@@ -147,16 +145,17 @@ async function superviseWorkers(config: ServeConfig, cluster: Cluster, context: 
   const log = createLogger(config.logLevel);
   const reports = new WorkerReports(config.workers, context.stderr);
   let stopping = false;
+  /** The workers that have listened: one that dies before has failed to start, and one ended while starting has stopped cleanly. */
+  const listened = new WeakSet<Worker>();
   /** The exit code of a worker that failed before listening: 2 for a wrong setting, which the primary then exits with too. */
   let failedAtStart: number | undefined;
   const fork = () => {
     const worker = cluster.fork();
-    let listening = false;
-    worker.once('listening', () => (listening = true));
+    worker.once('listening', () => listened.add(worker));
     worker.on('message', (message) => reports.received(message));
     worker.once('exit', (code, signal) => {
       if (stopping) return;
-      if (!listening) {
+      if (!listened.has(worker)) {
         void failedToStart(worker, code);
         return;
       }
@@ -188,7 +187,8 @@ async function superviseWorkers(config: ServeConfig, cluster: Cluster, context: 
         (worker) =>
           new Promise<number | null>((resolve) => {
             if (worker.isDead()) return resolve(worker.process.exitCode);
-            worker.once('exit', (code) => resolve(code));
+            // A worker still starting when the signal comes has served nothing: ending it there is a clean stop.
+            worker.once('exit', (code, signal) => resolve(code ?? (signal === 'SIGTERM' && !listened.has(worker) ? EXIT.ok : EXIT.failed)));
             worker.process.kill('SIGTERM');
           }),
       ),

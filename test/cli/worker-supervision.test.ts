@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { type TestContext, test } from 'node:test';
 import { sqlite } from '../helpers/backends.js';
 import { BIN, createToken, runCli, startServer } from '../helpers/processes.js';
@@ -95,4 +96,19 @@ test('a worker killed with SIGKILL is replaced by one that listens on the port a
   assert.equal(await server.stop('SIGTERM'), 0);
   const exported = await runCli(['plants', 'export'], env);
   assert.equal(exported.stdout.trimEnd().split('\n').length, id, 'every create answered 200 is stored');
+});
+
+test('SIGTERM while the workers still start stops the primary with exit code 0: a worker ended before it listened has served nothing', async (t) => {
+  const child = spawn(process.execPath, [BIN, 'serve', '--workers', '2', '--port', '0'], {
+    env: { ...process.env, LOG_LEVEL: 'info', DATABASE_URL: await sqlite.freshUrl(t) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  child.stderr.resume();
+  // The primary's first line comes as it forks: its workers are then still loading, before any signal handler of theirs.
+  createInterface({ input: child.stdout }).once('line', () => child.kill('SIGTERM'));
+  const [code] = (await within('the primary exits after SIGTERM', once(child, 'close'), EXIT_WITHIN_MS)) as [number | null];
+  assert.equal(code, 0);
 });

@@ -92,11 +92,12 @@ interface Failover {
 async function survivesFailover(t: TestContext, failover: Failover): Promise<void> {
   const env = { DATABASE_URL: failover.databaseUrl, REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS), ...FAST_WEBHOOKS, ...failover.env };
   const receiver = await WebhookReceiver.start(t);
+  // The token first: it makes the store on a new formation, which webhook add needs to exist.
+  const token = await createToken(env, failover.tokenName ?? 'writer');
   const subscription = await addWebhook(env, receiver.url);
   receiver.secrets = [subscription.secret];
   // The receiver goes with the test: its subscription goes too, so no later test's server retries it.
   t.after(() => runCli(['webhook', 'remove', String(subscription.id)], env));
-  const token = await createToken(env, failover.tokenName ?? 'writer');
   const server: ServerProcess = await startServer(t, env);
   const pid = server.child.pid;
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
-import { postgres, testBackends } from '../helpers/backends.js';
+import { existingStoreUrl, postgres, testBackends } from '../helpers/backends.js';
 import { createToken, runCli, startServer } from '../helpers/processes.js';
 import { postgresReachable, POSTGRES_SKIP_REASON } from '../helpers/postgres.js';
 import { until } from '../helpers/until.js';
@@ -24,7 +24,7 @@ for (const backend of await testBackends('webhooks across crashes and processes'
   test(`${backend.name}: kill -9 at random moments under load, then a restart: every acknowledged plant is delivered, and only stored plants (seed ${SEED})`, async (t) => {
     t.diagnostic(`seed ${SEED} (replay with PLANTSTORE_WEBHOOK_CRASH_SEED=${SEED})`);
     const next = seededRandom(SEED);
-    const env = { DATABASE_URL: await backend.freshUrl(t), ...FAST_WEBHOOKS };
+    const env = { DATABASE_URL: await existingStoreUrl(t, backend), ...FAST_WEBHOOKS };
     const receiver = await WebhookReceiver.start(t);
     receiver.secrets = [(await addWebhook(env, receiver.url)).secret];
     const token = await createToken(env, 'writer');
@@ -73,7 +73,7 @@ async function deliveredOnceAcrossProcesses(env: Record<string, string>, receive
 
 test('serve --workers 2 on one SQLite file: each message is delivered by one worker, once', async (t) => {
   const { sqlite } = await import('../helpers/backends.js');
-  const env = { DATABASE_URL: await sqlite.freshUrl(t), ...FAST_WEBHOOKS };
+  const env = { DATABASE_URL: await existingStoreUrl(t, sqlite), ...FAST_WEBHOOKS };
   const receiver = await WebhookReceiver.start(t);
   receiver.secrets = [(await addWebhook(env, receiver.url)).secret];
   const token = await createToken(env, 'writer');
@@ -84,7 +84,7 @@ test('serve --workers 2 on one SQLite file: each message is delivered by one wor
 });
 
 test('postgres: two servers on one database: each message is delivered by one of them, once', { skip: (await postgresReachable()) ? false : POSTGRES_SKIP_REASON }, async (t) => {
-  const env = { DATABASE_URL: await postgres.freshUrl(t), ...FAST_WEBHOOKS };
+  const env = { DATABASE_URL: await existingStoreUrl(t, postgres), ...FAST_WEBHOOKS };
   const receiver = await WebhookReceiver.start(t);
   receiver.secrets = [(await addWebhook(env, receiver.url)).secret];
   const token = await createToken(env, 'writer');

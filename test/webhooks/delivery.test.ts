@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { testBackends } from '../helpers/backends.js';
+import { existingStoreUrl, testBackends } from '../helpers/backends.js';
 import { assertMatches, openApiFile } from '../helpers/openapi.js';
 import { createToken, postPlant, startServer } from '../helpers/processes.js';
 import { until } from '../helpers/until.js';
@@ -11,7 +11,7 @@ const backends = await testBackends('webhook delivery');
 
 for (const backend of backends) {
   test(`${backend.name}: every plant reaches a healthy receiver exactly once, signed, with its exact id; a replay sends nothing`, async (t) => {
-    const env = { DATABASE_URL: await backend.freshUrl(t), ...FAST_WEBHOOKS };
+    const env = { DATABASE_URL: await existingStoreUrl(t, backend), ...FAST_WEBHOOKS };
     const receiver = await WebhookReceiver.start(t);
     const subscription = await addWebhook(env, receiver.url);
     assert.match(subscription.secret, /^whsec_[A-Za-z0-9+/]+=*$/);

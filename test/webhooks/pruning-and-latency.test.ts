@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { testBackends } from '../helpers/backends.js';
+import { existingStoreUrl, testBackends } from '../helpers/backends.js';
 import { createToken, postPlant, startServer } from '../helpers/processes.js';
 import { until } from '../helpers/until.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -10,7 +10,7 @@ const backends = await testBackends('webhook pruning and create latency');
 
 for (const backend of backends) {
   test(`${backend.name}: delivered and failed messages are pruned after the retention time, pending ones are kept`, async (t) => {
-    const databaseUrl = await backend.freshUrl(t);
+    const databaseUrl = await existingStoreUrl(t, backend);
     const env = { DATABASE_URL: databaseUrl, ...FAST_WEBHOOKS, WEBHOOK_RETENTION_MS: '300', WEBHOOK_RETRY_FOR_MS: '300' };
     const healthy = await WebhookReceiver.start(t);
     healthy.secrets = [(await addWebhook(env, healthy.url)).secret];
@@ -79,7 +79,7 @@ for (const backend of backends) {
   });
 
   test(`${backend.name}: a subscription whose receiver hangs does not hold back the others`, async (t) => {
-    const env = { DATABASE_URL: await backend.freshUrl(t), ...FAST_WEBHOOKS, WEBHOOK_TIMEOUT_MS: '20000' };
+    const env = { DATABASE_URL: await existingStoreUrl(t, backend), ...FAST_WEBHOOKS, WEBHOOK_TIMEOUT_MS: '20000' };
     const hanging = await WebhookReceiver.start(t);
     hanging.secrets = [(await addWebhook(env, hanging.url)).secret];
     hanging.answer = () => 'hang';

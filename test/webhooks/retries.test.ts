@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { testBackends } from '../helpers/backends.js';
+import { existingStoreUrl, testBackends } from '../helpers/backends.js';
 import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
 import { until } from '../helpers/until.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -10,7 +10,7 @@ const backends = await testBackends('webhook retries');
 
 for (const backend of backends) {
   test(`${backend.name}: with the receiver down, then up, every plant arrives, each message under one webhook-id`, async (t) => {
-    const env = { DATABASE_URL: await backend.freshUrl(t), ...FAST_WEBHOOKS };
+    const env = { DATABASE_URL: await existingStoreUrl(t, backend), ...FAST_WEBHOOKS };
     const receiver = await WebhookReceiver.start(t);
     receiver.secrets = [(await addWebhook(env, receiver.url)).secret];
     await receiver.close();
