@@ -23,7 +23,8 @@ async function rotate(env: Record<string, string>, name: string, args: readonly 
   const rotated = await runCli(['token', 'rotate', name, ...args], env);
   assert.equal(rotated.code, 0, rotated.stderr);
   assert.match(rotated.stdout, /^ps_[A-Za-z0-9_-]{43}\n$/);
-  const match = /^Token \d+ \(\S+\) works until (\S+Z), then is revoked\.\nCreated token \d+ \(\S+\); it does not expire\. Store it now/.exec(rotated.stderr);
+  // After the line that names the store.
+  const match = /^Token \d+ \(\S+\) works until (\S+Z), then is revoked\.\nCreated token \d+ \(\S+\); it does not expire\. Store it now/m.exec(rotated.stderr);
   assert.ok(match !== null, rotated.stderr);
   return { token: rotated.stdout.trim(), oldWorksUntil: Date.parse(match[1]!) };
 }
@@ -55,7 +56,7 @@ for (const backend of await testBackends('token rotate')) {
 
     const revoked = await runCli(['token', 'revoke', 'ci'], env);
     assert.equal(revoked.code, 0, revoked.stderr);
-    assert.deepEqual(revoked.stderr.trimEnd().split('\n').sort(), ['Revoked token 1 (ci).', 'Revoked token 2 (ci).']);
+    assert.deepEqual(revoked.stderr.trimEnd().split('\n').slice(1).sort(), ['Revoked token 1 (ci).', 'Revoked token 2 (ci).']);
     for (const token of [old, next]) {
       await until('the server refuses the revoked token', async () => (await postPlant(server.url, token, plant())).status === 401, 5000);
     }
@@ -94,7 +95,7 @@ test('token rotate --grace 0 stops the old token at once; the new one keeps the 
   await createToken(env, 'ci', ['--expires-in', '30d']);
   const rotated = await runCli(['token', 'rotate', 'ci', '--grace', '0'], env);
   assert.equal(rotated.code, 0, rotated.stderr);
-  assert.match(rotated.stderr, /^Revoked token 1 \(ci\)\.\nCreated token 2 \(ci\); it expires \S+Z\./);
+  assert.match(rotated.stderr, /^Revoked token 1 \(ci\)\.\nCreated token 2 \(ci\); it expires \S+Z\./m);
   const rows = await listTokens(env);
   assert.deepEqual(rows.map((row) => row.status), ['revoked', 'active']);
   const days = (Date.parse(rows[1]!.expiresAt!) - Date.now()) / 86_400_000;
@@ -114,7 +115,7 @@ test('token rotate of a name with no active token fails and changes nothing', as
     const rotated = await runCli(['token', 'rotate', name], env);
     assert.equal(rotated.code, 1);
     assert.equal(rotated.stdout, '');
-    assert.equal(rotated.stderr, `plantstore: no active token named "${name}" to rotate; create one with token create\n`);
+    assert.equal(rotated.stderr.split('\n').slice(1).join('\n'), `plantstore: no active token named "${name}" to rotate; create one with token create\n`);
   }
   assert.equal((await listTokens(env)).length, 1);
 });
@@ -124,14 +125,14 @@ test('token create --replace revokes the active token of that name and a running
   const server = await startServer(t, env);
   const first = await runCli(['token', 'create', '--name', 'ci', '--replace'], env);
   assert.equal(first.code, 0, first.stderr);
-  assert.match(first.stderr, /^Created token 1 \(ci\)/);
+  assert.match(first.stderr, /^Created token 1 \(ci\)/m);
   const old = first.stdout.trim();
   assert.equal((await postPlant(server.url, old, plant())).status, 200);
 
   const second = await runCli(['token', 'create', '--name', 'ci', '--replace'], env);
   assert.equal(second.code, 0, second.stderr);
   assert.match(second.stdout, /^ps_[A-Za-z0-9_-]{43}\n$/);
-  assert.match(second.stderr, /^Revoked token 1 \(ci\)\.\nCreated token 2 \(ci\); it does not expire\./);
+  assert.match(second.stderr, /^Revoked token 1 \(ci\)\.\nCreated token 2 \(ci\); it does not expire\./m);
   assert.equal((await postPlant(server.url, second.stdout.trim(), plant())).status, 200);
   await until('the server refuses the replaced token', async () => (await postPlant(server.url, old, plant())).status === 401, 5000);
 });

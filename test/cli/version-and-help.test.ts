@@ -40,7 +40,7 @@ test("plantstore help COMMAND prints that command's own help, exit 0", async () 
 test('plantstore help with an unknown command is a usage error', async () => {
   for (const [args, stderr] of [
     [['help', 'grow'], 'plantstore: unknown command "grow"; run plantstore --help\n'],
-    [['help', 'token', 'grow'], 'plantstore: unknown token subcommand "grow"; expected create, list or revoke\n'],
+    [['help', 'token', 'grow'], 'plantstore: unknown token subcommand "grow"; expected create, list, revoke or rotate\n'],
   ] as const) {
     const result = await runMain(args);
     assert.deepEqual(result, { code: 2, stdout: '', stderr }, args.join(' '));
