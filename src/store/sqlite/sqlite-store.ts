@@ -176,14 +176,16 @@ export class SqliteStore implements Store {
     });
   }
 
+  /** Inserts a token; undefined when an active token holds its name. */
+  #insertTokenRow(token: NewTokenRecord): TokenRow | undefined {
+    return this.#statements.insertToken.get(token.name, token.hash, token.createdAt.getTime(), token.expiresAt?.getTime() ?? null) as
+      | TokenRow
+      | undefined;
+  }
+
   async insertToken(token: NewTokenRecord): Promise<TokenRecord | 'name-taken'> {
     return translateErrors(() => {
-      const row = this.#statements.insertToken.get(
-        token.name,
-        token.hash,
-        token.createdAt.getTime(),
-        token.expiresAt?.getTime() ?? null,
-      ) as TokenRow | undefined;
+      const row = this.#insertTokenRow(token);
       return row === undefined ? 'name-taken' : toTokenRecord(row);
     });
   }
@@ -255,12 +257,7 @@ export class SqliteStore implements Store {
         return this.#inTransaction(() => {
           if (requireActive && this.#statements.activeByName.get(token.name) === undefined) return 'no-active-token';
           const retired = this.#statements.revokeByName.all({ at: retireAt.getTime(), name: token.name }) as TokenRow[];
-          const row = this.#statements.insertToken.get(
-            token.name,
-            token.hash,
-            token.createdAt.getTime(),
-            token.expiresAt?.getTime() ?? null,
-          ) as TokenRow | undefined;
+          const row = this.#insertTokenRow(token);
           if (row === undefined) throw NAME_TAKEN;
           return { record: toTokenRecord(row), retired: retired.map(toTokenRecord) };
         });
