@@ -4,6 +4,7 @@ import { plantPages, type Store } from '../store/store.js';
 import { type CommandContext, CommandFailed, helpText, parseCommandLine, UsageError } from './command-line.js';
 import { Progress } from './progress.js';
 import { openNamedStore } from './store-access.js';
+import { terminalJson } from './terminal-text.js';
 
 export const copyHelp = helpText(
   'plantstore copy --from URL --to URL [--batch-size N]',
@@ -81,7 +82,7 @@ async function copy(source: Store, target: Store, batchSize: number, context: Co
   context.stderr.write(`copy: ${copied} plants copied (${created} new, ${copied - created} already there); the target holds ${held}\n`);
   if (conflicts.length > 0) {
     for (const { plant, existing } of conflicts.slice(0, MAX_LISTED_CONFLICTS)) {
-      context.stderr.write(`copy: conflict: source ${newPlantToJson(plant)}, target ${newPlantToJson(existing)}\n`);
+      context.stderr.write(terminalJson(`copy: conflict: source ${newPlantToJson(plant)}, target ${newPlantToJson(existing)}\n`));
     }
     throw new CommandFailed(`${conflicts.length} plants conflict with different plants under the same id in the target`);
   }

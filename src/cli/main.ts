@@ -8,6 +8,7 @@ import { schemaCommand } from './schema-command.js';
 import { serveCommand } from './serve-command.js';
 import { tokenCommand } from './token-command.js';
 import { versionCommand } from './version-command.js';
+import { terminalText } from './terminal-text.js';
 import { webhookCommand } from './webhook-command.js';
 
 const usage = `Usage: plantstore <command> [options]
@@ -74,7 +75,8 @@ export async function main(argv: readonly string[], context: CommandContext = pr
     }
   } catch (error) {
     const { message, exitCode } = describeFailure(error);
-    context.stderr.write(`plantstore: ${message}\n`);
+    // A message may quote a store, a driver or a server: whatever it holds is shown, not obeyed.
+    context.stderr.write(`plantstore: ${terminalText(message)}\n`);
     return exitCode;
   }
 }

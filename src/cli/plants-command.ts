@@ -2,6 +2,7 @@ import { STORE_SETTINGS } from '../config.js';
 import { newPlantToJson } from '../plants/plant.js';
 import { plantPages } from '../store/store.js';
 import { type CommandContext, helpText, parseCommandLine, UsageError, withStore } from './command-line.js';
+import { terminalJson } from './terminal-text.js';
 
 export const plantsHelp = helpText(
   'plantstore plants export [options]',
@@ -25,7 +26,8 @@ export async function plantsCommand(argv: readonly string[], context: CommandCon
   }
   return withStore(values, context, async (store) => {
     for await (const page of plantPages(store, PAGE_SIZE)) {
-      const lines = page.map((plant) => `${newPlantToJson(plant)}\n`).join('');
+      // Names are the API clients' words: escaped so that they cannot drive the terminal an export is printed on.
+      const lines = terminalJson(page.map((plant) => `${newPlantToJson(plant)}\n`).join(''));
       if (!context.stdout.write(lines)) await new Promise((resolve) => context.stdout.once('drain', resolve));
     }
     return 0;

@@ -14,6 +14,7 @@ import { type CommandContext, EXIT, helpText, parseCommandLine } from './command
 import { describeFailure } from './failure.js';
 import { listenFailure } from './listen-failure.js';
 import { openNamedStore } from './store-access.js';
+import { terminalText } from './terminal-text.js';
 import { tellPrimary, WorkerReports } from './worker-reports.js';
 
 export const serveHelp = helpText(
@@ -171,7 +172,7 @@ async function superviseWorkers(config: ServeConfig, cluster: Cluster, context: 
     if (stopping) return;
     const failure = reports.failure(code);
     log.fatal({ workerPid: worker.process.pid, code, reason: failure.message }, 'a worker failed to start; stopping');
-    context.stderr.write(`plantstore: ${failure.message}\n`);
+    context.stderr.write(`plantstore: ${terminalText(failure.message)}\n`);
     failedAtStart = failure.exitCode;
     void stopAll();
   };

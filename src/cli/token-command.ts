@@ -7,6 +7,7 @@ import { DEFAULT_ROTATION_GRACE_MS, rotateToken } from '../tokens/rotate-token.j
 import { tokenStatus } from '../tokens/token-status.js';
 import { TOKEN_USE_WRITE_INTERVAL_MS } from '../tokens/token-use-writer.js';
 import { type CommandContext, CommandFailed, helpText, parseCommandLine, runSubcommand, UsageError, withStore, writeTable } from './command-line.js';
+import { terminalJson, terminalText } from './terminal-text.js';
 
 const DURATIONS = 'DURATION is a number and a unit: 90s, 15m, 12h, 30d, 2w.';
 
@@ -109,11 +110,12 @@ async function listTokens(argv: readonly string[], context: CommandContext): Pro
       lastUsedAt: token.lastUsedAt?.toISOString() ?? null,
     }));
     if (values.json) {
-      context.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+      context.stdout.write(`${terminalJson(JSON.stringify(rows, null, 2))}\n`);
       return 0;
     }
     const table = [['ID', 'NAME', 'STATUS', 'CREATED', 'EXPIRES', 'REVOKED', 'LAST USED']].concat(
-      rows.map((row) => [String(row.id), row.name, row.status, row.createdAt, row.expiresAt ?? '-', row.revokedAt ?? '-', row.lastUsedAt ?? '-']),
+      // A name is checked when it is made, but a store copied from elsewhere holds whatever that one did.
+      rows.map((row) => [String(row.id), terminalText(row.name), row.status, row.createdAt, row.expiresAt ?? '-', row.revokedAt ?? '-', row.lastUsedAt ?? '-']),
     );
     writeTable(context, table);
     return 0;
@@ -130,7 +132,7 @@ async function revokeToken(argv: readonly string[], context: CommandContext): Pr
   return withStore(values, context, async (store) => {
     const revoked = await store.revokeToken(ref, new Date());
     if (revoked.length === 0) throw new CommandFailed(`no active token with ${'id' in ref ? 'id' : 'name'} ${JSON.stringify(target)}`);
-    for (const token of revoked) context.stderr.write(`Revoked token ${token.id} (${token.name}).\n`);
+    for (const token of revoked) context.stderr.write(`Revoked token ${token.id} (${terminalText(token.name)}).\n`);
     return 0;
   });
 }
@@ -140,12 +142,12 @@ function reportIssued(context: CommandContext, replaced: readonly TokenRecord[],
   for (const old of replaced) {
     context.stderr.write(
       old.revokedAt! <= record.createdAt
-        ? `Revoked token ${old.id} (${old.name}).\n`
-        : `Token ${old.id} (${old.name}) works until ${old.revokedAt!.toISOString()}, then is revoked.\n`,
+        ? `Revoked token ${old.id} (${terminalText(old.name)}).\n`
+        : `Token ${old.id} (${terminalText(old.name)}) works until ${old.revokedAt!.toISOString()}, then is revoked.\n`,
     );
   }
   const expiry = record.expiresAt === null ? 'does not expire' : `expires ${record.expiresAt.toISOString()}`;
-  context.stderr.write(`Created token ${record.id} (${record.name}); it ${expiry}. Store it now: it is not shown again.\n`);
+  context.stderr.write(`Created token ${record.id} (${terminalText(record.name)}); it ${expiry}. Store it now: it is not shown again.\n`);
 }
 
 /** A name fit for a token, checked before the store is opened. */

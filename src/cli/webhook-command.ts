@@ -1,6 +1,7 @@
 import { STORE_SETTINGS } from '../config.js';
 import { addSubscription, MOST_RETIRED_SECRETS, RETIRED_SECRET_MS, rotateSecret } from '../webhooks/subscriptions.js';
 import { type CommandContext, CommandFailed, helpText, parseCommandLine, runSubcommand, UsageError, withStore, writeTable } from './command-line.js';
+import { terminalJson, terminalText } from './terminal-text.js';
 
 const help = {
   add: helpText(
@@ -61,10 +62,10 @@ async function add(argv: readonly string[], context: CommandContext): Promise<nu
     if (!result.added) throw new UsageError(result.problem);
     const { id, url: stored, secret } = result.subscription;
     if (values.json) {
-      context.stdout.write(`${JSON.stringify({ id, url: stored, secret })}\n`);
+      context.stdout.write(`${terminalJson(JSON.stringify({ id, url: stored, secret }))}\n`);
     } else {
       context.stdout.write(`id: ${id}\nsecret: ${secret}\n`);
-      context.stderr.write(`Subscribed ${stored}; it receives the plants created from now on. Store the secret now: it is not shown again.\n`);
+      context.stderr.write(`Subscribed ${terminalText(stored)}; it receives the plants created from now on. Store the secret now: it is not shown again.\n`);
     }
     return 0;
   });
@@ -91,20 +92,20 @@ async function list(argv: readonly string[], context: CommandContext): Promise<n
       createdAt: subscription.createdAt.toISOString(),
     }));
     if (values.json) {
-      context.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+      context.stdout.write(`${terminalJson(JSON.stringify(rows, null, 2))}\n`);
       return 0;
     }
+    // The URL, the description and a receiver's answer are others' words: shown escaped, one line a subscription.
     const table = [['ID', 'URL', 'DESCRIPTION', 'STATE', 'PENDING', 'DELIVERED', 'FAILED', 'LAST ERROR']].concat(
       rows.map((row) => [
         String(row.id),
-        row.url,
-        // One line a subscription, whatever the description holds.
-        row.description === null ? '-' : row.description.replace(/\s+/g, ' '),
+        terminalText(row.url),
+        row.description === null ? '-' : terminalText(row.description),
         row.state,
         String(row.pending),
         String(row.delivered),
         String(row.failed),
-        row.lastError === null ? '-' : `${row.lastErrorAt} ${row.lastError}`,
+        row.lastError === null ? '-' : `${row.lastErrorAt} ${terminalText(row.lastError)}`,
       ]),
     );
     writeTable(context, table);
@@ -136,7 +137,7 @@ async function rotate(argv: readonly string[], context: CommandContext): Promise
     const live = subscription.retiredSecrets.filter((retired) => retired.until > now).map((retired) => retired.until.toISOString());
     if (values.json) {
       const shown = { id, url: subscription.url, secret: subscription.secret, previousSecretUntil: retiredUntil.toISOString(), retiredSecretsUntil: live };
-      context.stdout.write(`${JSON.stringify(shown)}\n`);
+      context.stdout.write(`${terminalJson(JSON.stringify(shown))}\n`);
     } else {
       context.stdout.write(`secret: ${subscription.secret}\n`);
       context.stderr.write(`New secret for webhook subscription ${id}; it is not shown again. ${retiredWindows(live)}\n`);

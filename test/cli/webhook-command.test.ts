@@ -22,8 +22,8 @@ for (const backend of await testBackends('the webhook command')) {
     assert.equal(table.code, 0, table.stderr);
     assert.match(
       table.stdout,
-      /^ID\s+URL\s+DESCRIPTION\s+STATE\s+PENDING\s+DELIVERED\s+FAILED\s+LAST ERROR\n1\s+https:\/\/example\.com\/hooks\/plants\s+the catalogue\s+active\s+0\s+0\s+0\s+-\n2\s+http:\/\/127\.0\.0\.1:9\/second\s+-\s+active\s+0\s+0\s+0\s+-\n3\s+http:\/\/127\.0\.0\.1:9\/third\s+spread over lines\s+active\s+0\s+0\s+0\s+-\n$/,
-      'the description in the table, one line a subscription',
+      /^ID\s+URL\s+DESCRIPTION\s+STATE\s+PENDING\s+DELIVERED\s+FAILED\s+LAST ERROR\n1\s+https:\/\/example\.com\/hooks\/plants\s+the catalogue\s+active\s+0\s+0\s+0\s+-\n2\s+http:\/\/127\.0\.0\.1:9\/second\s+-\s+active\s+0\s+0\s+0\s+-\n3\s+http:\/\/127\.0\.0\.1:9\/third\s+spread\\nover  lines\s+active\s+0\s+0\s+0\s+-\n$/,
+      'the description in the table, its newline shown escaped: one line a subscription',
     );
     assert.ok(!table.stdout.includes(secret) && !table.stdout.includes('whsec_'), 'no secret in the list');
     const listed = await listWebhooks(env);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
 import { type CryptoKey, exportJWK, exportSPKI, generateKeyPair, type JWK, type JWTHeaderParameters, type JWTPayload, SignJWT } from 'jose';
@@ -44,6 +44,8 @@ export interface KeySetServer {
   discoveredIssuer: string;
   /** Bytes of padding the key set is sent with, in chunks and without a Content-Length. */
   padding: number;
+  /** Milliseconds each answer waits before it is sent, as from a slow provider; Infinity never answers. */
+  delayMs: number;
 }
 
 export async function startKeySetServer(t: TestContext): Promise<KeySetServer> {
@@ -52,6 +54,14 @@ export async function startKeySetServer(t: TestContext): Promise<KeySetServer> {
     const path = new URL(request.url ?? '/', 'http://x').pathname;
     if (path === '/realms/plants/keys') state.keySetFetches++;
     if (path === '/realms/plants/.well-known/openid-configuration') state.discoveryFetches++;
+    if (state.delayMs === 0) answer(path, response);
+    else if (state.delayMs !== Infinity) {
+      const timer = setTimeout(() => answer(path, response), state.delayMs);
+      response.on('close', () => clearTimeout(timer));
+    }
+  });
+  /** What the provider answers for `path`, now. */
+  const answer = (path: string, response: ServerResponse) => {
     if (state.down) {
       response.writeHead(503).end();
       return;
@@ -74,7 +84,7 @@ export async function startKeySetServer(t: TestContext): Promise<KeySetServer> {
       return;
     }
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-  });
+  };
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   t.after(() => {
@@ -93,6 +103,7 @@ export async function startKeySetServer(t: TestContext): Promise<KeySetServer> {
     down: false,
     discoveredIssuer: issuer,
     padding: 0,
+    delayMs: 0,
   };
   return state;
 }

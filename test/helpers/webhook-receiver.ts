@@ -37,6 +37,8 @@ export class WebhookReceiver {
   secrets: string[] = [];
   /** Decides each answer; every request delivered with 204 by default. */
   answer: (request: { webhookId: string; plantId: string; attempt: number }) => Answer = () => 204;
+  /** The body of an answer of 300 or more: what a receiver says about its failure, read and stored by the service. */
+  failureBody = 'not now';
   readonly #server: http.Server;
   readonly #hanging = new Set<http.ServerResponse>();
   #port = 0;
@@ -127,7 +129,7 @@ export class WebhookReceiver {
         response.on('close', () => this.#hanging.delete(response));
         return;
       }
-      response.writeHead(answer, { 'content-type': 'text/plain' }).end(answer >= 300 ? 'not now' : '');
+      response.writeHead(answer, { 'content-type': 'text/plain' }).end(answer >= 300 ? this.failureBody : '');
     });
   }
 

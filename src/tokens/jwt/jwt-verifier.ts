@@ -1,10 +1,18 @@
-import { errors, jwtVerify, type JWTPayload } from 'jose';
+import { type CryptoKey, errors, type JWTPayload, jwtVerify, type JWTVerifyGetKey, type JWTVerifyOptions, type JWTVerifyResult } from 'jose';
 import { TokenMemory } from '../token-memory.js';
 import type { Caller, InvalidReason, TokenVerifier, Verification } from '../token-verifier.js';
 import { KeySetUnavailableError, type VerificationKeys } from './key-set.js';
 
 /** The algorithms accepted; a key is used only with the algorithm of its type (and its `alg`, when it names one). */
 export const JWT_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
+
+/**
+ * The most keys of the issuer a token is tried with when its header fits
+ * several (no `kid`, and more than one key of its algorithm): enough for a
+ * provider that publishes its next and previous keys beside the current one,
+ * few enough that a forged token costs a handful of signature checks.
+ */
+export const MOST_CANDIDATE_KEYS = 3;
 
 /** A verified JWT is remembered until this long before its `exp`, in milliseconds. */
 const EXPIRY_MARGIN_MS = 1000;
@@ -51,7 +59,7 @@ export class JwtVerifier implements TokenVerifier {
     let payload: JWTPayload;
     let typ: string | undefined;
     try {
-      ({ payload, protectedHeader: { typ } } = await jwtVerify(token, this.#keys.key, {
+      ({ payload, protectedHeader: { typ } } = await verifyWithCandidates(token, this.#keys.key, {
         issuer: rules.issuer,
         audience: rules.audience,
         algorithms: JWT_ALGORITHMS,
@@ -81,6 +89,39 @@ export class JwtVerifier implements TokenVerifier {
 
   start(): Promise<void> {
     return this.#keys.start();
+  }
+}
+
+/** More of the issuer's keys fit the token's header than MOST_CANDIDATE_KEYS. */
+class TooManyCandidateKeys extends Error {
+  override name = 'TooManyCandidateKeys';
+}
+
+/**
+ * jwtVerify with the issuer's keys; when the header fits several of them
+ * (jose then throws JWKSMultipleMatchingKeys, which yields them), each is
+ * tried in turn, as jose's documentation shows, up to MOST_CANDIDATE_KEYS.
+ */
+async function verifyWithCandidates(token: string, keys: JWTVerifyGetKey<CryptoKey>, options: JWTVerifyOptions): Promise<JWTVerifyResult> {
+  try {
+    return await jwtVerify(token, keys, options);
+  } catch (error) {
+    if (!(error instanceof errors.JWKSMultipleMatchingKeys)) throw error;
+    const candidates: CryptoKey[] = [];
+    // The keys WebCrypto cannot use (an RSA key under 2048 bits) are left out by jose.
+    for await (const candidate of error) {
+      if (candidates.length === MOST_CANDIDATE_KEYS) throw new TooManyCandidateKeys();
+      candidates.push(candidate);
+    }
+    for (const candidate of candidates) {
+      try {
+        return await jwtVerify(token, candidate, options);
+      } catch (failure) {
+        if (!(failure instanceof errors.JWSSignatureVerificationFailed)) throw failure;
+      }
+    }
+    // None usable is as none found.
+    throw candidates.length === 0 ? new errors.JWKSNoMatchingKey() : new errors.JWSSignatureVerificationFailed();
   }
 }
 
@@ -116,6 +157,9 @@ function refusalOf(error: unknown): Verification {
     }
   }
   if (error instanceof errors.JWSSignatureVerificationFailed) return invalid('jwt_signature', 'the signature does not verify');
+  if (error instanceof TooManyCandidateKeys) {
+    return invalid('jwt_unknown_key', `more than ${MOST_CANDIDATE_KEYS} keys of the issuer fit the token's header, and at most ${MOST_CANDIDATE_KEYS} are tried: it needs a kid`);
+  }
   if (error instanceof errors.JOSEAlgNotAllowed) return invalid('jwt_algorithm', `the algorithm must be one of ${JWT_ALGORITHMS.join(', ')}`);
   if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys || error instanceof errors.JWKSInvalid) {
     return invalid('jwt_unknown_key', "no key of the issuer matches the token's kid and alg");

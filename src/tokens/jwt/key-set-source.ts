@@ -3,7 +3,11 @@ import type { JSONWebKeySet } from 'jose';
 import { keyServerUrlProblem } from './key-server-url.js';
 import { keySetProblem } from './key-set-document.js';
 
-/** A fetch of the issuer's documents gives up after this long, in milliseconds... */
+/**
+ * A fetch of the issuer's keys gives up after this long, in milliseconds: one
+ * budget for the whole of it, the discovery document and the key set it names
+ * together, so that a slow provider holds a request up for this long at most...
+ */
 export const FETCH_TIMEOUT_MS = 5000;
 /** ...or once the answer is larger than this, in bytes; real key sets and discovery documents are a few KiB. */
 export const FETCH_MAX_BYTES = 512 * 1024;
@@ -12,8 +16,8 @@ export const FETCH_MAX_BYTES = 512 * 1024;
 export interface KeySetSource {
   /** Where the keys are, for logs. */
   readonly location: string;
-  /** The key set as it is now; throws a KeySetSourceError when it cannot be had. */
-  load(): Promise<JSONWebKeySet>;
+  /** The key set as it is now; throws a KeySetSourceError when it cannot be had, or not before `deadline` aborts. */
+  load(deadline: AbortSignal): Promise<JSONWebKeySet>;
 }
 
 /** The key set could not be had; the message says why, for the log. */
@@ -28,7 +32,7 @@ export class IssuerMismatchError extends KeySetSourceError {
 
 /** The key set at a URL (JWT_JWKS_URL, or the `jwks_uri` of a discovery document). */
 export function keySetAt(url: string): KeySetSource {
-  return { location: url, load: async () => asKeySet(await fetchJson(url), url) };
+  return { location: url, load: async (deadline) => asKeySet(await fetchJson(url, deadline), url) };
 }
 
 /**
@@ -44,10 +48,10 @@ export function discoveredKeySet(issuer: string): KeySetSource {
   let keys: KeySetSource | undefined;
   return {
     location: discoveryUrl,
-    load: async () => {
-      keys ??= keySetAt(await jwksUriOf(discoveryUrl, issuer));
+    load: async (deadline) => {
+      keys ??= keySetAt(await jwksUriOf(discoveryUrl, issuer, deadline));
       try {
-        return await keys.load();
+        return await keys.load(deadline);
       } catch (error) {
         keys = undefined;
         throw error;
@@ -60,10 +64,10 @@ export function discoveredKeySet(issuer: string): KeySetSource {
 export function keySetFile(path: string): KeySetSource {
   return {
     location: path,
-    load: async () => {
+    load: async (deadline) => {
       let text: string;
       try {
-        text = await readFile(path, 'utf8');
+        text = await readFile(path, { encoding: 'utf8', signal: deadline });
       } catch (error) {
         throw new KeySetSourceError(`cannot read ${path}: ${(error as Error).message}`);
       }
@@ -72,8 +76,8 @@ export function keySetFile(path: string): KeySetSource {
   };
 }
 
-async function jwksUriOf(discoveryUrl: string, issuer: string): Promise<string> {
-  const document = (await fetchJson(discoveryUrl)) as { issuer?: unknown; jwks_uri?: unknown } | null;
+async function jwksUriOf(discoveryUrl: string, issuer: string, deadline: AbortSignal): Promise<string> {
+  const document = (await fetchJson(discoveryUrl, deadline)) as { issuer?: unknown; jwks_uri?: unknown } | null;
   if (typeof document !== 'object' || document === null) throw new KeySetSourceError(`${discoveryUrl} is not a discovery document`);
   if (document.issuer !== issuer) {
     throw new IssuerMismatchError(
@@ -93,17 +97,14 @@ function asKeySet(document: unknown, location: string): JSONWebKeySet {
 }
 
 /**
- * GETs a JSON document with a time and a size limit. A redirect is refused
- * rather than followed: it could lead from https to plain HTTP.
+ * GETs a JSON document, giving up when `deadline` aborts or past a size
+ * limit. A redirect is refused rather than followed: it could lead from
+ * https to plain HTTP.
  */
-async function fetchJson(url: string): Promise<unknown> {
+async function fetchJson(url: string, deadline: AbortSignal): Promise<unknown> {
   let text: string;
   try {
-    const response = await fetch(url, {
-      headers: { accept: 'application/json' },
-      redirect: 'error',
-      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
-    });
+    const response = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'error', signal: deadline });
     if (response.status !== 200) {
       await response.body?.cancel();
       throw new KeySetSourceError(`${url} answered ${response.status}`);
@@ -111,6 +112,7 @@ async function fetchJson(url: string): Promise<unknown> {
     text = await readLimited(response, url);
   } catch (error) {
     if (error instanceof KeySetSourceError) throw error;
+    if (deadline.aborted) throw new KeySetSourceError(`cannot fetch ${url}: the ${FETCH_TIMEOUT_MS} ms allowed for fetching the keys ran out`);
     const cause = (error as Error).cause instanceof Error ? `: ${((error as Error).cause as Error).message}` : '';
     throw new KeySetSourceError(`cannot fetch ${url}: ${(error as Error).message}${cause}`);
   }

@@ -1,6 +1,6 @@
 import { createLocalJWKSet, type CryptoKey, errors, type JWTVerifyGetKey } from 'jose';
 import type { BaseLogger } from 'pino';
-import { IssuerMismatchError, type KeySetSource } from './key-set-source.js';
+import { FETCH_TIMEOUT_MS, IssuerMismatchError, type KeySetSource } from './key-set-source.js';
 
 /** The issuer's keys cannot be had for a token that needs them: the token may be fine, so the client should retry. */
 export class KeySetUnavailableError extends Error {
@@ -48,6 +48,9 @@ export interface VerificationKeys {
  *   succeeded or failed; tokens arriving while a fetch is under way wait for
  *   it instead of starting their own. So a storm of made-up `kid`s costs the
  *   issuer at most one request per cooldown.
+ * - A token waits for one fetch at most, and a fetch takes FETCH_TIMEOUT_MS
+ *   at most, discovery included: a slow provider delays a request by that
+ *   much, not by a fetch for the age of the set and another for its `kid`.
  * - A set older than `maxAgeMs` is fetched again before it is used, so that
  *   a key removed from the issuer's set stops being accepted within that age.
  * - When a fetch fails, the keys already remembered keep working; a token
@@ -83,7 +86,8 @@ export class KeySet implements VerificationKeys {
 
   /** The key for this header, fetching the set when the rules above allow. */
   readonly key: JWTVerifyGetKey<CryptoKey> = async (header, token) => {
-    if (this.#fetched === undefined || this.#now() - this.#fetched.fetchedAt >= this.#maxAgeMs) await this.#refreshWhenAllowed();
+    let waited = false;
+    if (this.#fetched === undefined || this.#now() - this.#fetched.fetchedAt >= this.#maxAgeMs) waited = await this.#refreshWhenAllowed();
     const used = this.#fetched;
     if (used === undefined) throw this.#unavailable();
     try {
@@ -91,17 +95,19 @@ export class KeySet implements VerificationKeys {
     } catch (error) {
       if (!(error instanceof errors.JWKSNoMatchingKey)) throw error;
     }
-    // Not among the remembered keys: perhaps the issuer rotated them (unless a fetch replaced the set meanwhile).
-    if (used === this.#fetched) await this.#refreshWhenAllowed();
+    // Not among the remembered keys: perhaps the issuer rotated them (unless a fetch replaced the set meanwhile,
+    // or this token already waited for one: a second wait would double the time a slow provider costs it).
+    if (used === this.#fetched && !waited) await this.#refreshWhenAllowed();
     // The newest fetch failed: the key may well be in the set that could not be had.
     if (this.#lastAttempt?.error !== undefined) throw this.#unavailable();
     return this.#fetched!.resolve(header, token);
   };
 
-  /** Fetches the set unless the cooldown forbids it, or waits for the fetch under way. */
-  async #refreshWhenAllowed(): Promise<void> {
-    if (this.#inFlight === undefined && this.#lastAttempt !== undefined && this.#now() - this.#lastAttempt.at < this.#cooldownMs) return;
+  /** Fetches the set unless the cooldown forbids it, or waits for the fetch under way; resolves whether it waited for one. */
+  async #refreshWhenAllowed(): Promise<boolean> {
+    if (this.#inFlight === undefined && this.#lastAttempt !== undefined && this.#now() - this.#lastAttempt.at < this.#cooldownMs) return false;
     await this.#refresh();
+    return true;
   }
 
   #refresh(): Promise<void> {
@@ -112,7 +118,8 @@ export class KeySet implements VerificationKeys {
   async #fetch(): Promise<void> {
     const at = this.#now();
     try {
-      const document = await this.#source.load();
+      // One deadline for the whole fetch, however many documents the source reads for it.
+      const document = await this.#source.load(AbortSignal.timeout(FETCH_TIMEOUT_MS));
       this.#fetched = { resolve: createLocalJWKSet(document), fetchedAt: this.#now() };
       this.#lastAttempt = { at, error: undefined };
       this.#log.info({ keySet: this.#source.location, keys: document.keys.length }, 'identity provider keys fetched');

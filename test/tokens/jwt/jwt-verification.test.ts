@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto';
 import { test } from 'node:test';
 import { contractAjv as ajv, openApiFile as document, rebase } from '../../helpers/openapi.js';
 import { AUDIENCE, claims, jwtApp, makeKey, signToken, startKeySetServer } from '../../helpers/key-set-server.js';
+import { MOST_CANDIDATE_KEYS } from '../../../src/tokens/jwt/jwt-verifier.js';
 
 const INVALID_TOKEN = 'Bearer realm="plantstore", error="invalid_token"';
 const INSUFFICIENT_SCOPE = 'Bearer realm="plantstore", error="insufficient_scope", scope="plants:write"';
@@ -138,6 +139,44 @@ test('a key whose JWK names an algorithm is used with that algorithm only', asyn
   const response = await app.send(await signToken(key, claims(idp)));
   assert.equal(response.status, 401);
   assert.equal((await authFailures(app.url))['jwt_unknown_key'], 1);
+});
+
+test(`a JWT without kid is tried with each key of its algorithm, up to ${MOST_CANDIDATE_KEYS}; a set with more is refused with the reason`, async (t) => {
+  const idp = await startKeySetServer(t);
+  const rsa = await Promise.all(Array.from({ length: MOST_CANDIDATE_KEYS + 1 }, () => makeKey('RS256')));
+  const [ec, stranger] = [await makeKey('ES256'), await makeKey('RS256')];
+  idp.publish(rsa[0]!, rsa[1]!, ec);
+  let now = Date.now();
+  const app = await jwtApp(t, idp, { jwtJwksCooldownMs: 100, jwtJwksMaxAgeMs: 1000 }, { now: () => now });
+  const withoutKid = (key: (typeof rsa)[number], sub: string, overrides: Record<string, unknown> = {}) => signToken(key, claims(idp, { sub, ...overrides }), { kid: undefined });
+
+  assert.equal((await app.send(await withoutKid(rsa[1]!, 'second'))).status, 200, 'signed by the second of two RS256 keys');
+  assert.equal((await app.send(await withoutKid(rsa[0]!, 'first'))).status, 200, 'signed by the first');
+  const failures = await authFailures(app.url);
+  const expired = await withoutKid(rsa[1]!, 'late', { iat: Math.floor(now / 1000) - 600, exp: Math.floor(now / 1000) - 120 });
+  assert.equal((await app.send(expired)).status, 401, "the claims are checked once a candidate's signature verifies");
+  assert.equal((await authFailures(app.url))['jwt_expired'], (failures['jwt_expired'] ?? 0) + 1);
+  const forged = await app.send(await withoutKid(stranger, 'forged'));
+  assert.equal(forged.status, 401, 'a key of the set must verify it');
+  assert.equal((await authFailures(app.url))['jwt_signature'], (failures['jwt_signature'] ?? 0) + 1);
+
+  idp.publish(...rsa.slice(0, MOST_CANDIDATE_KEYS), ec);
+  now += 1000;
+  assert.equal((await app.send(await withoutKid(rsa[MOST_CANDIDATE_KEYS - 1]!, 'last'))).status, 200, `the last of ${MOST_CANDIDATE_KEYS} candidates`);
+
+  idp.publish(...rsa, ec);
+  now += 1000;
+  for (const key of [rsa[0]!, rsa[MOST_CANDIDATE_KEYS]!]) {
+    const refused = await app.send(await withoutKid(key, `one of too many ${key.kid}`));
+    const body = await assertDeclared(refused, 401);
+    assert.equal(
+      body.message,
+      `The bearer token is unknown, revoked or expired: more than ${MOST_CANDIDATE_KEYS} keys of the issuer fit the token's header, and at most ${MOST_CANDIDATE_KEYS} are tried: it needs a kid`,
+    );
+  }
+  assert.equal((await app.send(await signToken(rsa[MOST_CANDIDATE_KEYS]!, claims(idp, { sub: 'named' })))).status, 200, 'with its kid, the same key is found');
+  assert.equal((await app.send(await withoutKid(ec, 'elliptic'))).status, 200, 'the one ES256 key, found without a kid as before');
+  assert.equal(idp.keySetFetches, 3);
 });
 
 test('the clock skew lets a token a little past its exp through, and JWT_CLOCK_SKEW_S sets it', async (t) => {
