@@ -85,7 +85,7 @@ test('a SQLite store whose folder this user cannot write, or that is not a datab
     t,
     ['--port', '0'],
     { DATABASE_URL: `sqlite:${inLocked}` },
-    `cannot open the SQLite store ${inLocked}: unable to open database file (can this user write the file and its folder?)`,
+    `cannot open the SQLite store ${inLocked}: EACCES: permission denied, open '${inLocked}'`,
     true,
   );
   const underLocked = join(locked, 'data', 'plantstore.db');
