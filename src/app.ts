@@ -141,7 +141,7 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
   systemRoutes(app, { store, stopping: () => app.stopping });
-  metricsRoute(app, { metrics, metricsToken: config.metricsToken });
+  metricsRoute(app, { metrics, metricsToken: config.metricsToken, limiter });
   if (config.docs) docsRoutes(app);
   plantsRoute(app, pipeline);
   return app;

@@ -1,7 +1,8 @@
-import { ConfigError } from '../config.js';
+import { ConfigError, type DatabaseLocation } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { NO_DATABASE, type SchemaChange, SchemaTooNew, StoreMissing } from '../store/migration.js';
 import { openStore, type StoreOptions } from '../store/open-store.js';
+import { filesOpenToOthers } from '../store/sqlite/private-files.js';
 import type { Store } from '../store/store.js';
 import { CommandFailed } from './command-errors.js';
 
@@ -28,9 +29,22 @@ export async function openNamedStore(config: StoreOptions, { mayCreate }: { mayC
   } catch (error) {
     throw openFailure(label, error);
   }
-  if (change === undefined) return { store, note: `using the ${label}`, changed: false };
-  if (change.from === 0) return { store, note: `created a new ${label}`, changed: true };
-  return { store, note: `migrated the ${label} from schema version ${change.from} to ${change.to}`, changed: true };
+  const warning = openToOthers(config.database);
+  if (change === undefined) return { store, note: `using the ${label}${warning}`, changed: false };
+  if (change.from === 0) return { store, note: `created a new ${label}${warning}`, changed: true };
+  return { store, note: `migrated the ${label} from schema version ${change.from} to ${change.to}${warning}`, changed: true };
+}
+
+/**
+ * The end of the note for a SQLite store that users other than its owner
+ * may open, or ''. Such a store (made by hand, or by an earlier version)
+ * keeps its modes: an operator may have chosen them, say for a backup group.
+ */
+function openToOthers(database: DatabaseLocation): string {
+  if (database.kind !== 'sqlite' || database.path === ':memory:') return '';
+  const files = filesOpenToOthers(database.path).map(({ path, mode }) => `${path} (mode ${mode.toString(8).padStart(4, '0')})`);
+  if (files.length === 0) return '';
+  return `; warning: users other than the owner may open ${files.join(', ')}, and the store holds token hashes and webhook secrets (chmod 600)`;
 }
 
 /** What a command says when the store at `label` does not exist. */

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { B64TOKEN } from '../http/bearer-token.js';
 import { keySetProblem } from '../tokens/jwt/key-set-document.js';
 import { keyServerUrlProblem } from '../tokens/jwt/key-server-url.js';
 import { ConfigError } from './config-error.js';
@@ -56,10 +57,18 @@ export function parseTrustProxy(text: string, source: string): readonly string[]
   return Object.freeze(peers);
 }
 
-/** A secret such as a bearer token; the text is not repeated in the message, since it may be the secret. */
-export function parseSecret(text: string, source: string): string {
+/** The fewest characters of a secret that clients present: 16 random base64 characters are 96 bits. */
+export const LEAST_SECRET_LENGTH = 16;
+
+/**
+ * A secret that clients send as a bearer token: RFC 6750's characters, at
+ * least LEAST_SECRET_LENGTH of them, so that it can be presented and is not
+ * guessed. The text is never repeated in the message, since it may be the secret.
+ */
+export function parseBearerSecret(text: string, source: string): string {
   const secret = text.trim();
-  if (secret === '' || /\s/.test(secret)) throw new ConfigError(`${source} must be a token without spaces`);
+  if (!B64TOKEN.test(secret)) throw new ConfigError(`${source} must be a bearer token: letters, digits and -._~+/ (then = padding), no spaces`);
+  if (secret.length < LEAST_SECRET_LENGTH) throw new ConfigError(`${source} must be at least ${LEAST_SECRET_LENGTH} characters long`);
   return secret;
 }
 

@@ -18,16 +18,22 @@ export interface PostgresUrl {
   readonly targetSessionAttrs: TargetSessionAttrs;
   /** One URL a server, for node-postgres, without `target_session_attrs` (which it does not know). */
   readonly singleHostUrls: readonly string[];
-  /** The URL with every secret masked (the password, `password=` and `sslpassword=`), for logs. */
+  /** The URL with every secret masked (the user's password, and query parameters such as `password=`: see SECRET_PARAMETER), for logs. */
   readonly shown: string;
   /** The database's name, or undefined when the URL names none (the server then takes the user's name). */
   readonly database: string | undefined;
 }
 
-const SCHEME = /^(postgres(?:ql)?):\/\/(?:([^@/?#]*)@)?([^/?#]*)(\/[^?#]*)?(?:\?([^#]*))?$/i;
+/** The user part runs to the last `@` before the path, as in WHATWG URLs and node-postgres: a password may hold an `@`. */
+const SCHEME = /^(postgres(?:ql)?):\/\/(?:([^/?#]*)@)?([^@/?#]*)(\/[^?#]*)?(?:\?([^#]*))?$/i;
 const DEFAULT_PORT = 5432;
-/** Query parameters whose values are secrets. */
-const SECRET_PARAMETERS = new Set(['password', 'sslpassword']);
+/**
+ * Query parameters whose values are masked: libpq's `password` and
+ * `sslpassword`, and any other name that may hold a secret, in any case.
+ * `sslkey` is a path, masked all the same: the rule stays one line, and a
+ * path hidden costs less than a secret shown. `sslcert` and `sslrootcert` show.
+ */
+const SECRET_PARAMETER = /pass|secret|token|key/i;
 
 /**
  * A `postgres://` or `postgresql://` URL in libpq's form, with one server or
@@ -78,7 +84,7 @@ function shownUrl(scheme: string, userinfo: string | undefined, hostList: string
     user = `${colon === -1 ? userinfo : `${userinfo.slice(0, colon)}:*****`}@`;
   }
   const parameters = new URLSearchParams(query);
-  for (const name of SECRET_PARAMETERS) if (parameters.has(name)) parameters.set(name, '*****');
+  for (const name of new Set(parameters.keys())) if (SECRET_PARAMETER.test(name)) parameters.set(name, '*****');
   const shownQuery = parameters.size === 0 ? '' : `?${parameters.toString().replaceAll('%2A', '*')}`;
   return `${scheme}://${user}${hostList}${path}${shownQuery}`;
 }

@@ -1,12 +1,12 @@
 import { type DatabaseLocation, parseDatabaseUrl } from './database-url.js';
 import { LOG_LEVELS, type LogLevel } from './log-levels.js';
 import {
+  parseBearerSecret,
   parseHost,
   parseInteger,
   parseKeyServerUrl,
   parseKeySetFile,
   parseOneOf,
-  parseSecret,
   parseTrustProxy,
   parseWord,
 } from './parsers.js';
@@ -163,9 +163,9 @@ export const settings = {
   metricsToken: defineSetting<string | undefined>({
     env: 'METRICS_TOKEN',
     default: undefined,
-    help: 'when set, GET /metrics asks for this bearer token',
+    help: 'when set, GET /metrics asks for this bearer token (at least 16 characters)',
     show: () => '*****',
-    parse: parseSecret,
+    parse: parseBearerSecret,
   }),
   docs: defineSetting({
     env: 'DOCS',

@@ -1,4 +1,6 @@
-/** `Bearer <b64token>` (RFC 6750, section 2.1); the scheme word is case-insensitive. */
+/** RFC 6750's b64token (section 2.1): the characters a bearer token is made of. */
+export const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+/** `Bearer <b64token>`; the scheme word is case-insensitive. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 /** The spelling nearly every client sends, one space and nothing after: tested without making a match. */
 const USUAL_BEARER = /^Bearer [A-Za-z0-9\-._~+/]+=*$/;

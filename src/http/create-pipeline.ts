@@ -9,6 +9,7 @@ import type { PlantWriter } from '../plants/plant-writer.js';
 import type { Caller, TokenVerifier, Verification } from '../tokens/token-verifier.js';
 import type { ExtraHeaders } from './answer-headers.js';
 import type { AuthFailureLimiter } from './auth-failure-limiter.js';
+import { refusedAuthentication } from './auth-refusal.js';
 import { bearerToken } from './bearer-token.js';
 import { errorAnswer, invalidPlant, type RequestLog } from './error-answer.js';
 import { mediaTypeProblem } from './json-media-type.js';
@@ -152,15 +153,6 @@ export class CreatePipeline {
 
   /** A failed authentication: 401, or 429 once the address has failed too often. */
   #refuse(address: string, request: { readonly log: RequestLog }, error: ServiceError, reason: string, done: AdmitCallback): void {
-    const { limiter, metrics } = this.#deps;
-    const waitSeconds = limiter.recordFailure(address);
-    if (waitSeconds === undefined) {
-      metrics.authFailures.inc({ reason });
-      done(error);
-      return;
-    }
-    metrics.authFailures.inc({ reason: 'rate_limited' });
-    request.log.warn({ ip: address }, 'too many failed authentications from this address');
-    done(new ServiceError('TOO_MANY_AUTH_FAILURES', { headers: { 'retry-after': String(waitSeconds) } }));
+    done(refusedAuthentication(this.#deps, address, request.log, error, reason));
   }
 }

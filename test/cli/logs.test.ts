@@ -90,7 +90,7 @@ test('logs: at a terminal the lines are written for a person to read, not as JSO
 });
 
 test('plantstore config prints the effective settings with secrets masked', async () => {
-  const shown = await runCli(['config', '--port', '9000'], { METRICS_TOKEN: 'very-secret', DATABASE_URL: 'postgres://app:hunter2@db.internal/plants' });
+  const shown = await runCli(['config', '--port', '9000'], { METRICS_TOKEN: 'very-secret-metrics-token', DATABASE_URL: 'postgres://app:hunter2@db.internal/plants' });
   assert.equal(shown.code, 0);
   assert.match(shown.stdout, /^HOST=127\.0\.0\.1\nPORT=9000\nDATABASE_URL=postgres:\/\/app:\*\*\*\*\*@db\.internal\/plants\n/);
   assert.match(shown.stdout, /\nMETRICS_TOKEN=\*\*\*\*\*\n/);

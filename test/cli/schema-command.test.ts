@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { chmodSync } from 'node:fs';
 import { type TestContext, test } from 'node:test';
 import pg from 'pg';
 import type { Migration } from '../../src/store/migration.js';
@@ -23,9 +24,12 @@ function schemaOf(backend: Backend) {
     async older(t: TestContext): Promise<string> {
       const url = await backend.freshUrl(t);
       if (sqlite) {
-        const db = new (sqliteDriver())(url.slice('sqlite:'.length));
+        const path = url.slice('sqlite:'.length);
+        const db = new (sqliteDriver())(path);
         migrateSqlite(db, sqliteMigrations.slice(0, 1));
         db.close();
+        // Private, as the service makes its stores: an open one is named with a warning.
+        chmodSync(path, 0o600);
       } else {
         const pool = new pg.Pool({ connectionString: url, max: 1 });
         await migratePostgres(pool, postgresMigrations.slice(0, 1));

@@ -85,7 +85,7 @@ test('a SQLite store whose folder this user cannot write, or that is not a datab
     t,
     ['--port', '0'],
     { DATABASE_URL: `sqlite:${inLocked}` },
-    `cannot open the SQLite store ${inLocked}: unable to open database file (can this user write the file and its folder?)`,
+    `cannot open the SQLite store ${inLocked}: EACCES: permission denied, open '${inLocked}'`,
     true,
   );
   const underLocked = join(locked, 'data', 'plantstore.db');
@@ -103,6 +103,6 @@ test('a SQLite store whose folder this user cannot write, or that is not a datab
 
 test('a PostgreSQL server that does not answer at start: one line that names it without its password, exit code 1', async (t) => {
   // Port 1: nothing listens there, so the connection is refused at once.
-  const env = { DATABASE_URL: 'postgres://plantstore:hunter2@127.0.0.1:1/plants' };
+  const env = { DATABASE_URL: 'postgres://plantstore:p@hunter2@127.0.0.1:1/plants?password=hunter2&sslpassword=keypass' };
   await assertFailsInOneLine(t, ['--port', '0'], env, 'cannot open the PostgreSQL store "plants" on 127.0.0.1:1: connect ECONNREFUSED 127.0.0.1:1');
 });

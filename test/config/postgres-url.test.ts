@@ -29,6 +29,24 @@ test('every host is shown, and no password: not in the user part, not in the que
   assert.doesNotMatch(shown, /hunter|keypass/);
 });
 
+test('a password with an @ is the password, as node-postgres reads it: no part of it is shown or taken for the host', () => {
+  const location = parseDatabaseUrl('postgres://app:p@hunter2@node1:5433/plants?sslmode=require', 'DATABASE_URL');
+  assert.equal(location.shown, 'postgres://app:*****@node1:5433/plants?sslmode=require');
+  assert.equal(location.label, 'PostgreSQL store "plants" on node1:5433');
+  assert.ok(location.kind === 'postgres');
+  assert.deepEqual(location.postgres.hosts, [{ host: 'node1', port: 5433 }]);
+  assert.deepEqual(location.postgres.singleHostUrls, ['postgres://app:p@hunter2@node1:5433/plants?sslmode=require']);
+});
+
+test('every query parameter whose name speaks of a password, secret, token or key is masked, in any case; paths to certificates show', () => {
+  const query = 'PASSWORD=hunter2&ssl_password=keypass&api_token=t0ken&client_secret=s3cret&sslkey=%2Fetc%2Fkey.pem&sslcert=%2Fetc%2Fcert.pem&sslmode=verify-full';
+  const { shown } = parseDatabaseUrl(`postgres://app@db/plants?${query}`, 'DATABASE_URL');
+  assert.equal(
+    shown,
+    'postgres://app@db/plants?PASSWORD=*****&ssl_password=*****&api_token=*****&client_secret=*****&sslkey=*****&sslcert=%2Fetc%2Fcert.pem&sslmode=verify-full',
+  );
+});
+
 test('a malformed URL is refused without repeating it (it may hold a password)', () => {
   for (const text of ['postgres://app:hunter2@node1:99999/plants', 'postgres://app:hunter2@/plants', 'postgres://app:hunter2@a:1:2/plants']) {
     assert.throws(

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { generateToken } from '../../src/tokens/api-token.js';
 import { issueToken } from '../../src/tokens/issue-token.js';
-import { testApp } from '../helpers/test-app.js';
+import { errorBody, testApp } from '../helpers/test-app.js';
 
 /** The value of one sample in Prometheus text; a missing series fails the test rather than reading 0. */
 function sample(text: string, name: string, labels = ''): number {
@@ -52,15 +52,48 @@ test('GET /metrics serves the Prometheus text format, and the counters move with
   assert.equal(sample(after, 'plantstore_http_request_duration_seconds_count', '{route="/plants",method="POST",status="401"}'), 2);
 });
 
-test('with METRICS_TOKEN set, GET /metrics asks for it', async (t) => {
-  const { app } = await testApp(t, { metricsToken: 'scrape-me' });
+test('with METRICS_TOKEN set, GET /metrics asks for it, read as POST /plants reads a bearer token', async (t) => {
+  const { app } = await testApp(t, { metricsToken: 'scrape-me-0123456789' });
   const without = await app.inject({ method: 'GET', url: '/metrics' });
   assert.equal(without.statusCode, 401);
   assert.equal(without.headers['www-authenticate'], 'Bearer realm="plantstore"');
-  const wrong = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer scrape-you' } });
-  assert.equal(wrong.statusCode, 401);
-  const right = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer scrape-me' } });
-  assert.equal(right.statusCode, 200);
+  for (const wrong of ['Bearer scrape-you-0123456789', 'Bearer scrape-me-012345678', 'Bearer s', 'Basic c2NyYXBlLW1l']) {
+    const refused = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: wrong } });
+    assert.equal(refused.statusCode, 401, wrong);
+    assert.equal(errorBody(refused).code, wrong.startsWith('Basic') ? 'MISSING_CREDENTIALS' : 'INVALID_TOKEN', wrong);
+  }
+  for (const right of ['Bearer scrape-me-0123456789', 'bearer  scrape-me-0123456789 ']) {
+    assert.equal((await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: right } })).statusCode, 200, right);
+  }
+});
+
+test('wrong metrics tokens count towards the limit of failed authentications that POST /plants shares', async (t) => {
+  const { app, post, token } = await testApp(t, { metricsToken: 'scrape-me-0123456789', authFailureLimit: 3 });
+  const scrape = (authorization?: string) =>
+    app.inject({ method: 'GET', url: '/metrics', headers: authorization === undefined ? {} : { authorization } });
+  assert.equal((await scrape('Bearer guess-0000000000000')).statusCode, 401);
+  assert.equal((await scrape()).statusCode, 401, 'a missing token counts too');
+  assert.equal((await post({ id: 1, name: 'x' }, { token: null })).statusCode, 401, 'and so does a failure on POST /plants');
+
+  const limited = await scrape('Bearer guess-0000000000001');
+  assert.equal(limited.statusCode, 429);
+  const wait = Number(limited.headers['retry-after']);
+  assert.ok(wait >= 1 && wait <= 60, `Retry-After: ${wait}`);
+  assert.deepEqual(errorBody(limited), {
+    error: 429,
+    message: 'Too many failed authentications from this address; retry after the time in Retry-After',
+    code: 'TOO_MANY_AUTH_FAILURES',
+  });
+  assert.equal((await scrape('Bearer scrape-me-0123456789')).statusCode, 200, 'the right token is still served');
+  assert.equal((await post({ id: 1, name: 'x' }, { token: generateToken() })).statusCode, 429, 'the API refuses the address too');
+  assert.equal((await post({ id: 1, name: 'x' }, { token })).statusCode, 200);
+  const elsewhere = await app.inject({ method: 'GET', url: '/metrics', remoteAddress: '192.0.2.7', headers: { authorization: 'Bearer guess-0000000000002' } });
+  assert.equal(elsewhere.statusCode, 401, 'another address has its own count');
+
+  const text = (await scrape('Bearer scrape-me-0123456789')).body;
+  for (const [reason, count] of [['unknown', 2], ['missing', 2], ['rate_limited', 2]] as const) {
+    assert.equal(sample(text, 'plantstore_auth_failures_total', `{reason="${reason}"}`), count, reason);
+  }
 });
 
 test('a well-formed X-Request-Id is kept and echoed; any other is replaced', async (t) => {

@@ -1,18 +1,28 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { ServiceError } from '../../errors.js';
 import type { Metrics } from '../../observability/metrics.js';
+import type { AuthFailureLimiter } from '../auth-failure-limiter.js';
+import { refusedAuthentication } from '../auth-refusal.js';
+import { bearerToken } from '../bearer-token.js';
 import { allowOnly } from './method-not-allowed.js';
 
-/** GET /metrics in the Prometheus text format; guarded by a bearer token when METRICS_TOKEN is set. */
-export function metricsRoute(app: FastifyInstance, deps: { metrics: Metrics; metricsToken: string | undefined }): void {
-  const expected = deps.metricsToken === undefined ? undefined : Buffer.from(`Bearer ${deps.metricsToken}`);
+/** Digests are compared rather than tokens: both are 32 bytes, so the comparison's time tells nothing, not even the token's length. */
+const sha256 = (text: string) => createHash('sha256').update(text).digest();
+
+/**
+ * GET /metrics in the Prometheus text format; guarded by a bearer token when
+ * METRICS_TOKEN is set. The header is read as POST /plants reads it, and a
+ * wrong or missing token counts towards the same limit of failed
+ * authentications (`limiter`, keyed by `request.ip`, which TRUST_PROXY sets).
+ */
+export function metricsRoute(app: FastifyInstance, deps: { metrics: Metrics; metricsToken: string | undefined; limiter: AuthFailureLimiter }): void {
+  const expected = deps.metricsToken === undefined ? undefined : sha256(deps.metricsToken);
   app.get('/metrics', async (request, reply) => {
     if (expected !== undefined) {
-      const presented = request.headers.authorization;
-      if (presented === undefined) throw new ServiceError('MISSING_CREDENTIALS');
-      const given = Buffer.from(presented);
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new ServiceError('INVALID_TOKEN');
+      const token = bearerToken(request.headers.authorization);
+      if (token === undefined) throw refusedAuthentication(deps, request.ip, request.log, new ServiceError('MISSING_CREDENTIALS'), 'missing');
+      if (!timingSafeEqual(sha256(token), expected)) throw refusedAuthentication(deps, request.ip, request.log, new ServiceError('INVALID_TOKEN'), 'unknown');
     }
     return reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });

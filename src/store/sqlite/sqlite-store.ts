@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { NewPlant } from '../../plants/plant.js';
@@ -18,6 +18,7 @@ import { sqliteDriver } from './driver.js';
 import { translateErrors } from './errors.js';
 import { migrate, migrations, schemaVersion } from './migrations.js';
 import { type PlantRow, SqlitePlantBatch, toNewPlant } from './plant-batch.js';
+import { makePrivateFile, makePrivateFolders } from './private-files.js';
 import { SqliteWebhookStore } from './webhook-store.js';
 
 /** How long a statement waits for a lock another process holds (the command line writes the same file), and how long a new file's switch to WAL is tried again. */
@@ -93,9 +94,9 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Opens and migrates; with `mayCreate`, creates the file and its folder
-   * when missing, and otherwise throws StoreMissing for a file that is
-   * missing or holds no store, before changing anything in it. WAL,
+   * Opens and migrates; with `mayCreate`, creates the file (0600) and its
+   * folders (0700) when missing, and otherwise throws StoreMissing for a
+   * file that is missing or holds no store, before changing anything in it. WAL,
    * so readers never wait for the writer; synchronous=FULL, so a commit
    * returns only once it is on disk; a busy timeout, because the command line
    * and other processes write the same file; a page cache of 2 MiB (SQLite's
@@ -108,8 +109,11 @@ export class SqliteStore implements Store {
     return translateErrors(() => {
       const inMemory = path === ':memory:';
       if (!mayCreate && !inMemory && !existsSync(path)) throw new StoreMissing(NO_FILE);
-      if (mayCreate && !inMemory) mkdirSync(dirname(path), { recursive: true });
       const Driver = sqliteDriver();
+      if (mayCreate && !inMemory) {
+        makePrivateFolders(dirname(path));
+        makePrivateFile(path);
+      }
       const db = new Driver(path, { fileMustExist: !mayCreate && !inMemory });
       let outbox: Database.Database | undefined;
       let change: SchemaChange;

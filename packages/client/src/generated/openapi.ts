@@ -113,7 +113,8 @@ export interface paths {
         /**
          * Prometheus metrics
          * @description The service's metrics in the Prometheus text format. Open, unless the
-         *     server runs with METRICS_TOKEN, which this then asks for as a bearer token.
+         *     server runs with METRICS_TOKEN, which this then asks for as a bearer token;
+         *     wrong tokens count towards the limit of failed authentications of POST /plants.
          */
         get: operations["getMetrics"];
         put?: never;
@@ -520,6 +521,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyAuthFailures"];
         };
     };
     plantCreated: {

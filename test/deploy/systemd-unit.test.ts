@@ -1,0 +1,19 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+
+/** The [Service] section of the unit as systemd reads one-value settings: the last assignment of a key wins. */
+function serviceSettings(): Map<string, string> {
+  const unit = readFileSync(new URL('../../deploy/plantstore.service', import.meta.url), 'utf8');
+  const section = unit.split(/^\[/m).find((part) => part.startsWith('Service]'))!;
+  const pairs = [...section.matchAll(/^([A-Za-z]+)=(.*)$/gm)].map(([, key, value]) => [key!, value!.trim()] as const);
+  return new Map(pairs);
+}
+
+test('the systemd unit keeps what the service writes to its own user: UMask=0077, and its data folder made 0700', () => {
+  const service = serviceSettings();
+  assert.equal(service.get('UMask'), '0077');
+  assert.equal(service.get('StateDirectory'), 'plantstore');
+  assert.equal(service.get('StateDirectoryMode'), '0700');
+  assert.equal(service.get('ReadWritePaths'), '/var/lib/plantstore', 'the state directory is the one folder it writes');
+});
