@@ -57,6 +57,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Bearer tokens looked up in the store: a client reusing its token is not, within TOKEN_CACHE_TTL_MS. */
+  readonly tokenLookups = new Counter({
+    name: 'plantstore_token_lookups_total',
+    help: 'Bearer tokens looked up in the store, by outcome: found or unknown',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly commitDuration = new Histogram({
     name: 'plantstore_store_commit_duration_seconds',
     help: 'Time to write and commit one batch of plants',

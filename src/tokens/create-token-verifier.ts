@@ -24,16 +24,17 @@ export type TokenSettings = Pick<
  * The verifier the settings ask for, chosen once at start: the store's
  * tokens, and JWTs too when JWT_ISSUER is set. `clock.now` (Date.now by
  * default) is what expiry, the memories and the key set's cooldown and age go by.
- * The store's tokens note their uses in `uses`.
+ * The store's tokens note their uses in `storeTokenOptions.uses`, and each lookup
+ * in the store is told to its `onLookup`.
  */
 export function createTokenVerifier(
   settings: TokenSettings,
   store: Store,
   log: Pick<BaseLogger, 'info' | 'warn' | 'error'>,
   clock: { now?: () => number } = {},
-  uses?: TokenUses,
+  storeTokenOptions: { uses?: TokenUses; onLookup?: (found: boolean) => void } = {},
 ): TokenVerifier {
-  const storeTokens = new StoreTokenVerifier(store, { ttlMs: settings.tokenCacheTtlMs, ...clock, ...(uses === undefined ? {} : { uses }) });
+  const storeTokens = new StoreTokenVerifier(store, { ttlMs: settings.tokenCacheTtlMs, ...clock, ...storeTokenOptions });
   const issuer = settings.jwtIssuer;
   if (issuer === undefined) return storeTokens;
   // The settings were checked together at load: an issuer comes with an audience.
