@@ -81,7 +81,7 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
   const tokenUses = new TokenUses();
   const verifier = createTokenVerifier(config, store, logger, clock, {
     uses: tokenUses,
-    onLookup: (found) => metrics.tokenLookups.inc({ outcome: found ? 'found' : 'unknown' }),
+    onLookup: (outcome) => metrics.tokenLookups.inc({ outcome }),
   });
   const tokenUseWriter = new TokenUseWriter(store, tokenUses, logger);
   const limiter = new AuthFailureLimiter({ limit: config.authFailureLimit, windowMs: config.authFailureWindowMs });

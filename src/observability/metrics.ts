@@ -57,10 +57,10 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** Bearer tokens looked up in the store: a client reusing its token is not, within TOKEN_CACHE_TTL_MS. */
+  /** Bearer tokens looked up in the store (see `LookupOutcome`): a token in use is only refreshed, every half TOKEN_CACHE_TTL_MS. */
   readonly tokenLookups = new Counter({
     name: 'plantstore_token_lookups_total',
-    help: 'Bearer tokens looked up in the store, by outcome: found or unknown',
+    help: 'Bearer tokens looked up in the store: found or unknown (a request waited), or refresh (a token in use, in the background)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });

@@ -3,7 +3,7 @@ import type { ServeConfig } from '../config.js';
 import type { Store } from '../store/store.js';
 import { LoadedVerifier } from './loaded-verifier.js';
 import { OpaqueThenJwtVerifier } from './opaque-then-jwt-verifier.js';
-import { StoreTokenVerifier } from './store-token-verifier.js';
+import { type LookupOutcome, StoreTokenVerifier } from './store-token-verifier.js';
 import type { TokenUses } from './token-uses.js';
 import type { TokenVerifier } from './token-verifier.js';
 
@@ -32,7 +32,7 @@ export function createTokenVerifier(
   store: Store,
   log: Pick<BaseLogger, 'info' | 'warn' | 'error'>,
   clock: { now?: () => number } = {},
-  storeTokenOptions: { uses?: TokenUses; onLookup?: (found: boolean) => void } = {},
+  storeTokenOptions: { uses?: TokenUses; onLookup?: (outcome: LookupOutcome) => void } = {},
 ): TokenVerifier {
   const storeTokens = new StoreTokenVerifier(store, { ttlMs: settings.tokenCacheTtlMs, ...clock, ...storeTokenOptions });
   const issuer = settings.jwtIssuer;

@@ -17,6 +17,13 @@ interface Remembered {
 
 const UNKNOWN: Verification = Object.freeze({ valid: false, reason: 'unknown' });
 
+/**
+ * Why the store was asked for a token: `found` and `unknown`, a request
+ * waited for the lookup, which found the token or not; `refresh`, a token in
+ * use was looked up again in the background.
+ */
+export type LookupOutcome = 'found' | 'unknown' | 'refresh';
+
 /** The tokens the store holds: as many as are in use within a TTL, each entry a few hundred bytes. */
 export const KNOWN_TOKENS: MemoryLimits = { maxEntries: 10_000, maxBytes: 16 * 1024 * 1024 };
 /** The tokens it does not: entries of a 64-character hash each, so the entries bound the bytes. */
@@ -63,10 +70,10 @@ export class StoreTokenVerifier implements TokenVerifier {
   /** The lookups under way, by hash: each token is looked up once at a time. */
   readonly #lookups = new Map<string, Promise<Remembered | undefined>>();
   readonly #uses: TokenUses;
-  readonly #onLookup: ((found: boolean) => void) | undefined;
+  readonly #onLookup: ((outcome: LookupOutcome) => void) | undefined;
 
-  /** `onLookup` is told of every lookup in the store, and whether it found the token. */
-  constructor(store: Store, options: { ttlMs: number; now?: () => number; uses?: TokenUses; onLookup?: (found: boolean) => void }) {
+  /** `onLookup` is told of every lookup in the store. */
+  constructor(store: Store, options: { ttlMs: number; now?: () => number; uses?: TokenUses; onLookup?: (outcome: LookupOutcome) => void }) {
     this.#store = store;
     this.#ttlMs = options.ttlMs;
     this.#now = options.now ?? Date.now;
@@ -82,7 +89,7 @@ export class StoreTokenVerifier implements TokenVerifier {
     if (known.valid) {
       remembered.use.at = now;
       // A failed refresh leaves the memory to lapse; the first request after that looks the token up itself.
-      if (now >= remembered.refreshAt) this.#lookUp(token, hashToken(token)).catch(() => undefined);
+      if (now >= remembered.refreshAt) this.#lookUp(token, hashToken(token), true).catch(() => undefined);
     }
     return known;
   }
@@ -93,7 +100,7 @@ export class StoreTokenVerifier implements TokenVerifier {
     if (!hasTokenShape(token)) return UNKNOWN;
     const hash = hashToken(token);
     if (this.#unknown.get(hash, this.#now()) !== undefined) return UNKNOWN;
-    const remembered = await this.#lookUp(token, hash);
+    const remembered = await this.#lookUp(token, hash, false);
     if (remembered === undefined) return UNKNOWN;
     const now = this.#now();
     const looked = verdict(remembered, now);
@@ -101,21 +108,21 @@ export class StoreTokenVerifier implements TokenVerifier {
     return looked;
   }
 
-  #lookUp(token: string, hash: string): Promise<Remembered | undefined> {
+  #lookUp(token: string, hash: string, refresh: boolean): Promise<Remembered | undefined> {
     // With no memory (TOKEN_CACHE_TTL_MS=0) every request sees the store as it is when the request comes.
-    if (this.#ttlMs === 0) return this.#fetch(token, hash);
+    if (this.#ttlMs === 0) return this.#fetch(token, hash, refresh);
     let lookup = this.#lookups.get(hash);
     if (lookup === undefined) {
-      lookup = this.#fetch(token, hash).finally(() => this.#lookups.delete(hash));
+      lookup = this.#fetch(token, hash, refresh).finally(() => this.#lookups.delete(hash));
       this.#lookups.set(hash, lookup);
     }
     return lookup;
   }
 
-  async #fetch(token: string, hash: string): Promise<Remembered | undefined> {
+  async #fetch(token: string, hash: string, refresh: boolean): Promise<Remembered | undefined> {
     const now = this.#now();
     const record = await this.#store.findTokenByHash(hash);
-    this.#onLookup?.(record !== undefined);
+    this.#onLookup?.(refresh ? 'refresh' : record === undefined ? 'unknown' : 'found');
     const until = now + this.#ttlMs;
     if (record === undefined) {
       if (this.#ttlMs > 0) {
