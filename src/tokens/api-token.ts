@@ -5,7 +5,7 @@ export const TOKEN_PREFIX = 'ps_';
 
 /** The length of every token: the prefix and 32 bytes in base64url, 43 characters. */
 export const TOKEN_LENGTH = TOKEN_PREFIX.length + 43;
-const TOKEN_SHAPE = /^ps_[A-Za-z0-9_-]{43}$/;
+const TOKEN_SHAPE = new RegExp(`^${TOKEN_PREFIX}[A-Za-z0-9_-]{43}$`);
 
 /**
  * Whether `text` could be a token of this service's making. One that cannot
