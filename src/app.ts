@@ -79,7 +79,10 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
     },
   });
   const tokenUses = new TokenUses();
-  const verifier = createTokenVerifier(config, store, logger, clock, tokenUses);
+  const verifier = createTokenVerifier(config, store, logger, clock, {
+    uses: tokenUses,
+    onLookup: (outcome) => metrics.tokenLookups.inc({ outcome }),
+  });
   const tokenUseWriter = new TokenUseWriter(store, tokenUses, logger);
   const limiter = new AuthFailureLimiter({ limit: config.authFailureLimit, windowMs: config.authFailureWindowMs });
   const pipeline = new CreatePipeline({ writer, verifier, limiter, metrics });

@@ -2,6 +2,13 @@
  * Counts failed authentications per client address in fixed windows. Past
  * the limit, an address's failing requests are answered 429 until its window
  * ends; requests with a valid token are never counted or refused.
+ *
+ * A failure is counted once its token is judged, not before: a token not yet
+ * remembered may be valid, and only judging it tells. What an attacker can
+ * make up in any number is judged cheaply: a token of no shape the service
+ * accepts (too long, too short, another alphabet) is refused before any hash,
+ * lookup or memory, and one of the store's shape costs a hash and at most one
+ * lookup, remembered apart from the tokens in use (tokens/store-token-verifier.ts).
  */
 export class AuthFailureLimiter {
   readonly #limit: number;

@@ -57,6 +57,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Bearer tokens looked up in the store (see `LookupOutcome`): a token in use is only refreshed, every half TOKEN_CACHE_TTL_MS. */
+  readonly tokenLookups = new Counter({
+    name: 'plantstore_token_lookups_total',
+    help: 'Bearer tokens looked up in the store: found or unknown (a request waited), or refresh (a token in use, in the background)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly commitDuration = new Histogram({
     name: 'plantstore_store_commit_duration_seconds',
     help: 'Time to write and commit one batch of plants',

@@ -3,7 +3,7 @@ import type { ServeConfig } from '../config.js';
 import type { Store } from '../store/store.js';
 import { LoadedVerifier } from './loaded-verifier.js';
 import { OpaqueThenJwtVerifier } from './opaque-then-jwt-verifier.js';
-import { StoreTokenVerifier } from './store-token-verifier.js';
+import { type LookupOutcome, StoreTokenVerifier } from './store-token-verifier.js';
 import type { TokenUses } from './token-uses.js';
 import type { TokenVerifier } from './token-verifier.js';
 
@@ -24,16 +24,17 @@ export type TokenSettings = Pick<
  * The verifier the settings ask for, chosen once at start: the store's
  * tokens, and JWTs too when JWT_ISSUER is set. `clock.now` (Date.now by
  * default) is what expiry, the memories and the key set's cooldown and age go by.
- * The store's tokens note their uses in `uses`.
+ * The store's tokens note their uses in `storeTokenOptions.uses`, and each lookup
+ * in the store is told to its `onLookup`.
  */
 export function createTokenVerifier(
   settings: TokenSettings,
   store: Store,
   log: Pick<BaseLogger, 'info' | 'warn' | 'error'>,
   clock: { now?: () => number } = {},
-  uses?: TokenUses,
+  storeTokenOptions: { uses?: TokenUses; onLookup?: (outcome: LookupOutcome) => void } = {},
 ): TokenVerifier {
-  const storeTokens = new StoreTokenVerifier(store, { ttlMs: settings.tokenCacheTtlMs, ...clock, ...(uses === undefined ? {} : { uses }) });
+  const storeTokens = new StoreTokenVerifier(store, { ttlMs: settings.tokenCacheTtlMs, ...clock, ...storeTokenOptions });
   const issuer = settings.jwtIssuer;
   if (issuer === undefined) return storeTokens;
   // The settings were checked together at load: an issuer comes with an audience.

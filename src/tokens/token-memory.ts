@@ -1,22 +1,75 @@
+/** The most a memory holds, in entries and in bytes (its keys' characters and ENTRY_BYTES for each entry). */
+export interface MemoryLimits {
+  readonly maxEntries: number;
+  readonly maxBytes: number;
+}
+
+/** What an entry is taken to cost besides its key: the map's slot, the entry and a verdict of a few small objects. */
+export const ENTRY_BYTES = 256;
+
+interface Entry<T> {
+  readonly value: T;
+  readonly until: number;
+  readonly bytes: number;
+  /** Read since it was remembered or last spared. */
+  used: boolean;
+}
+
 /**
  * What was decided about presented tokens, each remembered until a time, so
- * that a client reusing its token costs one map lookup. Keyed by the token
- * itself; at most `MAX_ENTRIES` are kept, and a flood of distinct tokens
- * empties the memory rather than growing it (forgetting only costs a check).
+ * that a client reusing its token costs one map lookup. Bounded in entries
+ * and in bytes. When full, the oldest entry goes to make room, unless it was
+ * read since it was remembered: then it is spared once and moved to the end
+ * (a clock's second chance), so that a token in use outlives a stream of new
+ * ones, for one flag written a hit. Nothing is ever forgotten wholesale.
  */
 export class TokenMemory<T> {
-  static readonly MAX_ENTRIES = 10_000;
-  readonly #entries = new Map<string, { readonly value: T; readonly until: number }>();
+  readonly #limits: MemoryLimits;
+  // A Map keeps the order entries were set in: the first is the oldest.
+  readonly #entries = new Map<string, Entry<T>>();
+  #bytes = 0;
 
-  /** The value remembered for this token, unless there is none or its time has come. */
-  get(token: string, now: number): T | undefined {
-    const entry = this.#entries.get(token);
-    return entry === undefined || now >= entry.until ? undefined : entry.value;
+  constructor(limits: MemoryLimits) {
+    this.#limits = limits;
   }
 
-  /** Remembers `value` for this token until `until` (epoch milliseconds). */
-  set(token: string, value: T, until: number): void {
-    if (this.#entries.size >= TokenMemory.MAX_ENTRIES) this.#entries.clear();
-    this.#entries.set(token, { value, until });
+  /** The value remembered under this key, unless there is none or its time has come. */
+  get(key: string, now: number): T | undefined {
+    const entry = this.#entries.get(key);
+    if (entry === undefined || now >= entry.until) return undefined;
+    entry.used = true;
+    return entry.value;
+  }
+
+  /** Remembers `value` under this key until `until` (epoch milliseconds), as the newest entry. */
+  set(key: string, value: T, until: number): void {
+    const bytes = key.length + ENTRY_BYTES;
+    this.delete(key);
+    if (bytes > this.#limits.maxBytes || this.#limits.maxEntries < 1) return;
+    while (this.#entries.size >= this.#limits.maxEntries || this.#bytes + bytes > this.#limits.maxBytes) this.#evictOldest();
+    this.#entries.set(key, { value, until, bytes, used: false });
+    this.#bytes += bytes;
+  }
+
+  /** Forgets what is remembered under this key, if anything. */
+  delete(key: string): void {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return;
+    this.#entries.delete(key);
+    this.#bytes -= entry.bytes;
+  }
+
+  /** Forgets the oldest entry not read since it was remembered or spared; those before it are spared. */
+  #evictOldest(): void {
+    // An entry spared is set again, at the end, where this loop meets it once more unread.
+    for (const [key, entry] of this.#entries) {
+      this.#entries.delete(key);
+      if (!entry.used) {
+        this.#bytes -= entry.bytes;
+        return;
+      }
+      entry.used = false;
+      this.#entries.set(key, entry);
+    }
   }
 }

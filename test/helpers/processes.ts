@@ -1,12 +1,16 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import type { TestContext } from 'node:test';
 import { within } from './until.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/plantstore', import.meta.url));
+
+/** The Node.js flags of bin/plantstore's first line: `nodeArgs` for a test that measures the server as operators run it. */
+export const BIN_NODE_FLAGS = readFileSync(BIN, 'utf8').split('\n', 1)[0]!.split(/\s+/).filter((word) => word.startsWith('--'));
 
 /** The bounds of every wait on a process: a regression fails the test in seconds instead of hanging the run. */
 const CLI_TIMEOUT_MS = 60_000;

@@ -47,6 +47,22 @@ test('an unknown token answers 401 with error="invalid_token"', async (t) => {
   }
 });
 
+test('a token no store can hold (longer or shorter than a store token, or of another shape) answers as an unknown one does, is never looked up, and counts towards AUTH_FAILURE_LIMIT', async (t) => {
+  const { app, post } = await testApp(t, { authFailureLimit: 5 });
+  const lookups = async () => /^plantstore_token_lookups_total\{outcome="unknown"\} (\d+)$/m.exec((await app.inject({ method: 'GET', url: '/metrics' })).body)?.[1];
+  const unknown = await post(PLANT, { token: generateToken() });
+  assert.equal(await lookups(), '1');
+  for (const token of ['A'.repeat(16_000), `ps_${'A'.repeat(44)}`, 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln', 'ps_short']) {
+    const response = await post(PLANT, { token });
+    assert.equal(response.statusCode, 401, token.slice(0, 50));
+    assert.equal(response.headers['www-authenticate'], INVALID_TOKEN_CHALLENGE);
+    assert.deepEqual(errorBody(response), errorBody(unknown));
+  }
+  assert.equal(await lookups(), '1', 'none of them was looked up');
+  const limited = await post(PLANT, { token: 'A'.repeat(16_000) });
+  assert.equal(limited.statusCode, 429, 'the sixth failure from this address is one too many');
+});
+
 test('a revoked token is refused once the token cache has forgotten it, with no restart', async (t) => {
   let now = Date.now();
   const { post, store, token } = await testApp(t, { tokenCacheTtlMs: 500, now: () => now });

@@ -90,7 +90,7 @@ test('the token cache saves lookups: a token, valid or unknown, is looked up onc
 test('a valid token in use is looked up again in the background from half its TTL on: its requests never wait for the store, and a revocation still counts within the TTL', async (t) => {
   const ttlMs = 400;
   let now = Date.now();
-  const { post, token, lookups, slowWay, store } = await servedWithCount(t, ttlMs, () => now);
+  const { app, post, token, lookups, slowWay, store } = await servedWithCount(t, ttlMs, () => now);
   assert.equal(await post(token), 200);
   assert.deepEqual(slowWay, ['/plants'], "the token's first use waits for its lookup");
 
@@ -101,6 +101,9 @@ test('a valid token in use is looked up again in the background from half its TT
   }
   assert.deepEqual(slowWay, ['/plants'], 'no later request waited for a lookup: each was served from memory');
   assert.equal(lookups.length, 7, 'the first, then one each half TTL: not one a request');
+  const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+  assert.match(metrics, /^plantstore_token_lookups_total\{outcome="found"\} 1$/m, 'the first use waited for its lookup');
+  assert.match(metrics, /^plantstore_token_lookups_total\{outcome="refresh"\} 6$/m, 'the others were refreshes');
 
   await store.revokeToken({ name: 'test' }, new Date(now));
   const revokedAt = now;

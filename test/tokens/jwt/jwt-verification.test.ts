@@ -130,6 +130,31 @@ test('every token that is not valid here answers 401 invalid_token, counted by r
   assert.equal((await app.send(valid)).status, 200, 'the untouched token passes');
 });
 
+test('a JWT longer than 8,192 characters is refused as an unknown token is, unchecked and unlooked-up, even a genuine one; one of at most 8,192 is checked', async (t) => {
+  const idp = await startKeySetServer(t);
+  const key = await makeKey('ES256');
+  idp.publish(key);
+  const app = await jwtApp(t, idp);
+  // Genuine tokens made longer by a claim: the longest within the limit, and the next longer.
+  const padded = (length: number) => signToken(key, claims(idp, { pad: 'x'.repeat(length) }));
+  let [shortest, longest] = [0, 8192];
+  while (shortest < longest) {
+    const middle = Math.ceil((shortest + longest) / 2);
+    if ((await padded(middle)).length <= 8192) shortest = middle;
+    else longest = middle - 1;
+  }
+  const [within, beyond] = [await padded(shortest), await padded(shortest + 1)];
+  assert.ok(within.length > 8185 && within.length <= 8192 && beyond.length > 8192, `${within.length} and ${beyond.length} characters`);
+
+  assert.equal((await app.send(within)).status, 200);
+  const refused = await app.send(beyond);
+  assert.equal(refused.headers.get('www-authenticate'), INVALID_TOKEN);
+  const body = await assertDeclared(refused, 401);
+  assert.equal(body.message, 'The bearer token is unknown, revoked or expired', 'as an unknown store token: not read as a JWT');
+  assert.deepEqual(await authFailures(app.url), { unknown: 1 });
+  assert.doesNotMatch(await (await fetch(`${app.url}/metrics`)).text(), /^plantstore_token_lookups_total\{/m, 'nor looked up among the store tokens');
+});
+
 test('a key whose JWK names an algorithm is used with that algorithm only', async (t) => {
   const idp = await startKeySetServer(t);
   const key = await makeKey('PS256');
