@@ -50,6 +50,8 @@ export async function testApp(
     docs?: boolean;
     headersTimeoutMs?: number;
     requestTimeoutMs?: number;
+    /** TRUST_PROXY: the proxies whose X-Forwarded-For names the client; none by default. */
+    trustProxy?: readonly string[];
     backend?: Backend;
     /** Puts something between the app and the real store (a gate, a fault). */
     wrapStore?: (store: Store) => Store;
@@ -73,7 +75,7 @@ export async function testApp(
       authFailureLimit: config.authFailureLimit ?? settings.authFailureLimit.default,
       authFailureWindowMs: settings.authFailureWindowMs.default,
       metricsToken: config.metricsToken,
-      trustProxy: settings.trustProxy.default,
+      trustProxy: config.trustProxy ?? settings.trustProxy.default,
       jwtIssuer: undefined,
       jwtAudience: undefined,
       jwtJwksUrl: undefined,
