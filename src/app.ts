@@ -49,6 +49,7 @@ export type AppConfig = TokenSettings &
     | 'headersTimeoutMs'
     | 'requestTimeoutMs'
     | 'maxConnections'
+    | 'keepAliveTimeoutMs'
     | 'authFailureLimit'
     | 'authFailureWindowMs'
     | 'metricsToken'
@@ -120,6 +121,7 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
       connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
     },
     requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
   });
   app.server.maxConnections = config.maxConnections;
   app.decorate('metricsRegistry', metrics.registry);

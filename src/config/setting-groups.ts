@@ -45,6 +45,7 @@ export const SERVE_SETTINGS = [
   'headersTimeoutMs',
   'requestTimeoutMs',
   'maxConnections',
+  'keepAliveTimeoutMs',
   'shutdownGraceMs',
   'shutdownDelayMs',
   'trustProxy',

@@ -122,6 +122,19 @@ export const settings = {
     help: 'most connections open at once; past it new ones are closed',
     parse: (text, source) => parseInteger(text, source, 1, 1_000_000),
   }),
+  // A load balancer must close an idle connection before the server does: one closed by the
+  // server as the balancer sends a request on it fails that request (a 502). So this outlasts the
+  // balancers' own idle timeouts, 60 s for AWS ALB and for nginx's upstream keepalive_timeout (and
+  // node:http closes a second later still). Old advice puts HEADERS_TIMEOUT_MS above it: that held
+  // before Node 12.19, whose headers' clock ran through a connection's idle time; it now starts at
+  // a request's first byte, so the two are independent (a test checks). At least a second, since
+  // Keep-Alive: timeout= tells clients whole seconds; never 0, which node:http takes as never.
+  keepAliveTimeoutMs: defineSetting({
+    env: 'KEEP_ALIVE_TIMEOUT_MS',
+    default: 72_000, // milliseconds: Fastify's default
+    help: 'how long an idle keep-alive connection stays open, in ms; keep it above the idle timeout of a load balancer in front (60 s for AWS ALB and nginx)',
+    parse: (text, source) => parseInteger(text, source, 1000, 3_600_000),
+  }),
   // Past it the connections of the requests still in flight are closed.
   shutdownGraceMs: defineSetting({
     env: 'SHUTDOWN_GRACE_MS',
