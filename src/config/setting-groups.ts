@@ -45,6 +45,7 @@ export const SERVE_SETTINGS = [
   'headersTimeoutMs',
   'requestTimeoutMs',
   'maxConnections',
+  'maxConnectionsPerAddress',
   'keepAliveTimeoutMs',
   'shutdownGraceMs',
   'shutdownDelayMs',

@@ -122,6 +122,17 @@ export const settings = {
     help: 'most connections open at once; past it new ones are closed',
     parse: (text, source) => parseInteger(text, source, 1, 1_000_000),
   }),
+  // One address holding its share cannot lock the others out, as it could when MAX_CONNECTIONS
+  // was the only limit. 100 is 1% of MAX_CONNECTIONS' default: taking every connection then needs
+  // 100 addresses (or IPv6 /64s), while a client's pool of up to 100 connections is never refused.
+  // The TCP peer is counted, since X-Forwarded-For is not known at connect; the proxies of
+  // TRUST_PROXY, which carry many clients, are exempt. Counted in each process of --workers.
+  maxConnectionsPerAddress: defineSetting({
+    env: 'MAX_CONNECTIONS_PER_ADDRESS',
+    default: 100, // connections per address (an IPv6 client per /64) and process
+    help: 'most connections one address (IPv6: one /64) holds at once; past it new ones get 429 and are closed (0: no limit; TRUST_PROXY peers are exempt)',
+    parse: (text, source) => parseInteger(text, source, 0, 1_000_000),
+  }),
   // A load balancer must close an idle connection before the server does: one closed by the
   // server as the balancer sends a request on it fails that request (a 502). So this outlasts the
   // balancers' own idle timeouts, 60 s for AWS ALB and for nginx's upstream keepalive_timeout (and

@@ -50,6 +50,7 @@ export async function testApp(
     docs?: boolean;
     headersTimeoutMs?: number;
     requestTimeoutMs?: number;
+    maxConnectionsPerAddress?: number;
     keepAliveTimeoutMs?: number;
     /** TRUST_PROXY: the proxies whose X-Forwarded-For names the client; none by default. */
     trustProxy?: readonly string[];
@@ -73,6 +74,7 @@ export async function testApp(
       headersTimeoutMs: config.headersTimeoutMs ?? settings.headersTimeoutMs.default,
       requestTimeoutMs: config.requestTimeoutMs ?? settings.requestTimeoutMs.default,
       maxConnections: settings.maxConnections.default,
+      maxConnectionsPerAddress: config.maxConnectionsPerAddress ?? settings.maxConnectionsPerAddress.default,
       keepAliveTimeoutMs: config.keepAliveTimeoutMs ?? settings.keepAliveTimeoutMs.default,
       authFailureLimit: config.authFailureLimit ?? settings.authFailureLimit.default,
       authFailureWindowMs: settings.authFailureWindowMs.default,
