@@ -3,7 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { ServeConfig } from './config.js';
 import { ServiceError } from './errors.js';
 import { AuthFailureLimiter } from './http/auth-failure-limiter.js';
-import { clientAddress } from './http/client-address.js';
+import { clientAddress, trustedPeer } from './http/client-address.js';
 import { CreatePipeline } from './http/create-pipeline.js';
 import { docsRoutes } from './http/fastify/docs-routes.js';
 import { errorHandlers } from './http/fastify/error-handler.js';
@@ -12,9 +12,11 @@ import { metricsRoute } from './http/fastify/metrics-route.js';
 import { plantsRoute } from './http/fastify/plants-route.js';
 import { systemRoutes } from './http/fastify/system-routes.js';
 import { clientErrorHandler } from './http/node/client-error-handler.js';
+import { ConnectionsPerAddress } from './http/node/connections-per-address.js';
 import { directCreate } from './http/node/direct-create.js';
 import { httpServer } from './http/node/http-server.js';
 import { requestId } from './http/request-id.js';
+import { LogThrottle } from './observability/log-throttle.js';
 import { createLogger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
 import { recordCompletion } from './observability/request-completed.js';
@@ -49,6 +51,8 @@ export type AppConfig = TokenSettings &
     | 'headersTimeoutMs'
     | 'requestTimeoutMs'
     | 'maxConnections'
+    | 'maxConnectionsPerAddress'
+    | 'keepAliveTimeoutMs'
     | 'authFailureLimit'
     | 'authFailureWindowMs'
     | 'metricsToken'
@@ -58,6 +62,9 @@ export type AppConfig = TokenSettings &
 
 /** How often node:http looks for requests past their timeouts: a 408 comes up to this long after its deadline. */
 export const CONNECTIONS_CHECK_INTERVAL_MS = 1000;
+
+/** At most one log line per this long about connections refused for their address; the metric counts each. */
+export const REFUSED_CONNECTION_LOG_INTERVAL_MS = 10_000;
 
 /**
  * Builds the HTTP application on a store. It never listens: the serve
@@ -95,6 +102,7 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
     bodyLimit: config.bodyLimit,
   });
   const { errorHandler, frameworkErrors } = errorHandlers(config.bodyLimit);
+  const perAddress = connectionsPerAddress(config, logger, metrics);
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -104,7 +112,8 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
     childLoggerFactory: requestLogger,
     bodyLimit: config.bodyLimit,
     // The node:http adapter takes the creates it can serve before Fastify sees them.
-    serverFactory: (fastifyHandler, options) => httpServer(options, (request, response) => direct(request, response) || fastifyHandler(request, response)),
+    serverFactory: (fastifyHandler, options) =>
+      httpServer(options, (request, response) => direct(request, response) || fastifyHandler(request, response), perAddress && ((socket) => perAddress.admit(socket))),
     clientErrorHandler,
     // A path Fastify cannot decode is refused before routing, with the contract's Error, not Fastify's own body.
     frameworkErrors,
@@ -123,8 +132,11 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
       connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
     },
     requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
   });
   app.server.maxConnections = config.maxConnections;
+  // node:http closes those past MAX_CONNECTIONS before any code of ours sees them, and says so here.
+  app.server.on('drop', () => metrics.connectionsRefused.inc({ limit: 'max_connections' }));
   app.decorate('metricsRegistry', metrics.registry);
   app.decorate('groupCommit', writer);
   app.decorate('stopping', false);
@@ -148,4 +160,20 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
   if (config.docs) docsRoutes(app);
   plantsRoute(app, pipeline);
   return app;
+}
+
+/** MAX_CONNECTIONS_PER_ADDRESS, counting and logging what it refuses; undefined when it is 0. */
+function connectionsPerAddress(config: AppConfig, logger: { warn(fields: object, message: string): void }, metrics: Metrics): ConnectionsPerAddress | undefined {
+  if (config.maxConnectionsPerAddress === 0) return undefined;
+  const lines = new LogThrottle(REFUSED_CONNECTION_LOG_INTERVAL_MS);
+  return new ConnectionsPerAddress({
+    limit: config.maxConnectionsPerAddress,
+    exempt: trustedPeer(config.trustProxy),
+    onRefuse: (address, key) => {
+      metrics.connectionsRefused.inc({ limit: 'per_address' });
+      const unlogged = lines.take();
+      if (unlogged === undefined) return;
+      logger.warn({ ip: address, key, limit: config.maxConnectionsPerAddress, unlogged }, 'connection refused: its address holds MAX_CONNECTIONS_PER_ADDRESS');
+    },
+  });
 }

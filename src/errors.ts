@@ -43,6 +43,12 @@ export const errorCatalogue = {
     status: 429,
     message: 'Too many failed authentications from this address; retry after the time in Retry-After',
   },
+  TOO_MANY_CONNECTIONS: {
+    status: 429,
+    // Written as a connection opens, before any request is read; the server then closes it (connections-per-address.ts).
+    message: 'Too many connections are open from this address; reuse one, or close one before opening another',
+    headers: { 'retry-after': '1' },
+  },
   NOT_FOUND: {
     status: 404,
     message: 'No such path',

@@ -75,9 +75,9 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
     throw error;
   }
 
-  // With --workers N the first worker alone looks, so that the hint is logged once, not N times.
-  const hintToken =
-    (worker === undefined || worker.id === 1) && !(await store.listTokens()).some((token) => token.revokedAt === null);
+  // With --workers N the first worker alone looks, so that each hint is logged once, not N times.
+  const firstProcess = worker === undefined || worker.id === 1;
+  const hintToken = firstProcess && !(await store.listTokens()).some((token) => token.revokedAt === null);
 
   const connections = connectionDrain(app.server);
   // Listened for before listening: a signal that comes while the server starts serving stops it gracefully, rather than killing it.
@@ -92,6 +92,13 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
   if (worker === undefined) context.stderr.write(`plantstore: ${note}\n`);
   else void tellPrimary(worker, { plantstore: 'serving', note, changed });
   if (hintToken) log.warn('no API token exists yet: create one with `bin/plantstore token create --name NAME`');
+  if (firstProcess && config.maxConnectionsPerAddress >= config.maxConnections) {
+    // A MAX_CONNECTIONS lowered below the per-address default leaves one address free to take them all.
+    log.warn(
+      { maxConnections: config.maxConnections, maxConnectionsPerAddress: config.maxConnectionsPerAddress },
+      'MAX_CONNECTIONS_PER_ADDRESS is not below MAX_CONNECTIONS, so one address can hold every connection: lower it (0 turns the limit off)',
+    );
+  }
   const dispatcher = new WebhookDispatcher(
     store.webhooks,
     {

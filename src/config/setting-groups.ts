@@ -45,6 +45,8 @@ export const SERVE_SETTINGS = [
   'headersTimeoutMs',
   'requestTimeoutMs',
   'maxConnections',
+  'maxConnectionsPerAddress',
+  'keepAliveTimeoutMs',
   'shutdownGraceMs',
   'shutdownDelayMs',
   'trustProxy',

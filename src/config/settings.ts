@@ -122,6 +122,30 @@ export const settings = {
     help: 'most connections open at once; past it new ones are closed',
     parse: (text, source) => parseInteger(text, source, 1, 1_000_000),
   }),
+  // One address holding its share cannot lock the others out, as it could when MAX_CONNECTIONS
+  // was the only limit. 100 is 1% of MAX_CONNECTIONS' default: taking every connection then needs
+  // 100 addresses (or IPv6 /64s), while a client's pool of up to 100 connections is never refused.
+  // The TCP peer is counted, since X-Forwarded-For is not known at connect; the proxies of
+  // TRUST_PROXY, which carry many clients, are exempt. Counted in each process of --workers.
+  maxConnectionsPerAddress: defineSetting({
+    env: 'MAX_CONNECTIONS_PER_ADDRESS',
+    default: 100, // connections per address (an IPv6 client per /64) and process
+    help: 'most connections one address (IPv6: one /64) holds at once; past it new ones get 429 and are closed (0: no limit; TRUST_PROXY peers are exempt)',
+    parse: (text, source) => parseInteger(text, source, 0, 1_000_000),
+  }),
+  // A load balancer must close an idle connection before the server does: one closed by the
+  // server as the balancer sends a request on it fails that request (a 502). So this outlasts the
+  // balancers' own idle timeouts, 60 s for AWS ALB and for nginx's upstream keepalive_timeout (and
+  // node:http closes a second later still). Old advice puts HEADERS_TIMEOUT_MS above it: that held
+  // before Node 12.19, whose headers' clock ran through a connection's idle time; it now starts at
+  // a request's first byte, so the two are independent (a test checks). At least a second, since
+  // Keep-Alive: timeout= tells clients whole seconds; never 0, which node:http takes as never.
+  keepAliveTimeoutMs: defineSetting({
+    env: 'KEEP_ALIVE_TIMEOUT_MS',
+    default: 72_000, // milliseconds: Fastify's default
+    help: 'how long an idle keep-alive connection stays open, in ms; keep it above the idle timeout of a load balancer in front (60 s for AWS ALB and nginx)',
+    parse: (text, source) => parseInteger(text, source, 1000, 3_600_000),
+  }),
   // Past it the connections of the requests still in flight are closed.
   shutdownGraceMs: defineSetting({
     env: 'SHUTDOWN_GRACE_MS',

@@ -46,12 +46,13 @@ export function answerHeaderList(requestId: string, extra: ExtraHeaders, bodyByt
  * request never reached a route and that closes after it: there is no
  * request id to echo, since no request was read.
  */
-export function rawAnswerHead(status: number, reason: string, bodyBytes: number): string {
+export function rawAnswerHead(status: number, reason: string, bodyBytes: number, extra: ExtraHeaders = undefined): string {
   const lines = [
     `HTTP/1.1 ${status} ${reason}`,
     `Content-Type: ${JSON_CONTENT_TYPE}`,
     `Content-Length: ${bodyBytes}`,
     ...Object.entries(SECURITY_HEADERS).map(([name, value]) => `${name}: ${value}`),
+    ...Object.entries(extra ?? {}).map(([name, value]) => `${name}: ${value}`),
     'Connection: close',
   ];
   return `${lines.join('\r\n')}\r\n\r\n`;

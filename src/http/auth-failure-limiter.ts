@@ -1,7 +1,10 @@
+import { limitKey } from './limit-key.js';
+
 /**
- * Counts failed authentications per client address in fixed windows. Past
- * the limit, an address's failing requests are answered 429 until its window
- * ends; requests with a valid token are never counted or refused.
+ * Counts failed authentications per client address in fixed windows, an
+ * IPv6 client by its /64 (limit-key.ts). Past the limit, an address's
+ * failing requests are answered 429 until its window ends; requests with a
+ * valid token are never counted or refused.
  *
  * A failure is counted once its token is judged, not before: a token not yet
  * remembered may be valid, and only judging it tells. What an attacker can
@@ -29,12 +32,13 @@ export class AuthFailureLimiter {
    * address is now past its limit, or undefined while it is within it.
    */
   recordFailure(address: string): number | undefined {
+    const key = limitKey(address);
     const now = this.#now();
-    let entry = this.#failures.get(address);
+    let entry = this.#failures.get(key);
     if (entry === undefined || now - entry.windowStart >= this.#windowMs) {
       if (this.#failures.size >= AuthFailureLimiter.MAX_ADDRESSES) this.#failures.clear();
       entry = { count: 0, windowStart: now };
-      this.#failures.set(address, entry);
+      this.#failures.set(key, entry);
     }
     entry.count += 1;
     if (entry.count <= this.#limit) return undefined;

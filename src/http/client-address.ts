@@ -16,3 +16,13 @@ export function clientAddress(trustProxy: readonly string[] | undefined): (reque
     return addresses[addresses.length - 1];
   };
 }
+
+/**
+ * Whether a peer is one of the proxies of TRUST_PROXY, judged as Fastify
+ * judges the last hop: such a peer carries many clients' connections.
+ */
+export function trustedPeer(trustProxy: readonly string[] | undefined): (address: string) => boolean {
+  if (trustProxy === undefined) return () => false;
+  const trusted = proxyAddr.compile([...trustProxy]);
+  return (address) => trusted(address, 0);
+}

@@ -65,6 +65,17 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /**
+   * Connections closed as they opened: past MAX_CONNECTIONS (`max_connections`, closed at once
+   * by node:http) or past MAX_CONNECTIONS_PER_ADDRESS (`per_address`, answered 429 first).
+   */
+  readonly connectionsRefused = new Counter({
+    name: 'plantstore_connections_refused_total',
+    help: 'Connections refused as they opened, by the limit they were past: max_connections or per_address',
+    labelNames: ['limit'] as const,
+    registers: [this.registry],
+  });
+
   readonly commitDuration = new Histogram({
     name: 'plantstore_store_commit_duration_seconds',
     help: 'Time to write and commit one batch of plants',

@@ -20,6 +20,8 @@ test('a wrong setting fails at start with one line that names it, and exit code 
     [{ BODY_LIMIT: '0' }, [], 'plantstore: BODY_LIMIT must be a whole number from 1 to 67108864, got "0"\n'],
     [{ TOKEN_CACHE_TTL_MS: '5000' }, [], 'plantstore: TOKEN_CACHE_TTL_MS must be a whole number from 0 to 1000, got "5000"\n'],
     [{ DOCS: 'maybe' }, [], 'plantstore: DOCS must be one of on, off, got "maybe"\n'],
+    [{ MAX_CONNECTIONS_PER_ADDRESS: '-1' }, [], 'plantstore: MAX_CONNECTIONS_PER_ADDRESS must be a whole number from 0 to 1000000, got "-1"\n'],
+    [{ KEEP_ALIVE_TIMEOUT_MS: '0' }, [], 'plantstore: KEEP_ALIVE_TIMEOUT_MS must be a whole number from 1000 to 3600000, got "0"\n'],
     [{}, ['--verbose'], "plantstore: Unknown option '--verbose'\n"],
     [{}, ['extra'], 'plantstore: Unexpected argument \'extra\'\n'],
   ];

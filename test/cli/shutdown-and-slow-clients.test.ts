@@ -154,7 +154,7 @@ test('REQUEST_TIMEOUT_MS below the default HEADERS_TIMEOUT_MS cuts a dripping bo
   assert.match(shown.stdout, /\nHEADERS_TIMEOUT_MS=700\n/, 'the headers deadline in force is the request one');
 });
 
-test('connections past MAX_CONNECTIONS are closed at once, and the ones within are served', async (t) => {
+test('connections past MAX_CONNECTIONS are closed at once and counted, and the ones within are served', async (t) => {
   const { server, open } = await setUp(t, { MAX_CONNECTIONS: '2' });
   const held = [open(), open()];
   // Each answered once, so both are counted before the third arrives.
@@ -165,8 +165,13 @@ test('connections past MAX_CONNECTIONS are closed at once, and the ones within a
   const extra = open();
   await extra.closed;
   assert.equal(extra.received(), '');
+  held[0]!.socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n');
+  await until('the refusal is counted', () => held[0]!.received().includes('\nplantstore_connections_refused_total{limit="max_connections"} 1\n'));
   for (const connection of held) connection.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
   await Promise.all(held.map((connection) => connection.closed));
-  for (const connection of held) assert.equal(connection.received().match(/HTTP\/1\.1 200 OK/g)?.length, 2);
+  assert.deepEqual(
+    held.map((connection) => connection.received().match(/HTTP\/1\.1 200 OK/g)?.length),
+    [3, 2],
+  );
   assert.equal(server.child.exitCode, null);
 });

@@ -15,10 +15,16 @@ export interface RawConnection {
 /**
  * A plain TCP connection to an HTTP server, for what `fetch` cannot send
  * (malformed, partial or slow requests); it collects the answer until close.
- * A socket error fails the test unless `ignoreErrors` is set.
+ * A socket error fails the test unless `ignoreErrors` is set. `localAddress`
+ * is the client's own address (127.0.0.2 is another client on loopback);
+ * with `allowHalfOpen` the client never closes its side when the server does.
  */
-export function rawConnection(port: number, host = '127.0.0.1', { ignoreErrors = false } = {}): RawConnection {
-  const socket = connect(port, host);
+export function rawConnection(
+  port: number,
+  host = '127.0.0.1',
+  { ignoreErrors = false, localAddress, allowHalfOpen = false }: { ignoreErrors?: boolean; localAddress?: string; allowHalfOpen?: boolean } = {},
+): RawConnection {
+  const socket = connect({ port, host, allowHalfOpen, ...(localAddress === undefined ? {} : { localAddress }) });
   let received = '';
   socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
   if (ignoreErrors) socket.on('error', () => undefined);

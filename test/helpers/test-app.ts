@@ -50,6 +50,10 @@ export async function testApp(
     docs?: boolean;
     headersTimeoutMs?: number;
     requestTimeoutMs?: number;
+    maxConnectionsPerAddress?: number;
+    keepAliveTimeoutMs?: number;
+    /** TRUST_PROXY: the proxies whose X-Forwarded-For names the client; none by default. */
+    trustProxy?: readonly string[];
     backend?: Backend;
     /** Puts something between the app and the real store (a gate, a fault). */
     wrapStore?: (store: Store) => Store;
@@ -70,10 +74,12 @@ export async function testApp(
       headersTimeoutMs: config.headersTimeoutMs ?? settings.headersTimeoutMs.default,
       requestTimeoutMs: config.requestTimeoutMs ?? settings.requestTimeoutMs.default,
       maxConnections: settings.maxConnections.default,
+      maxConnectionsPerAddress: config.maxConnectionsPerAddress ?? settings.maxConnectionsPerAddress.default,
+      keepAliveTimeoutMs: config.keepAliveTimeoutMs ?? settings.keepAliveTimeoutMs.default,
       authFailureLimit: config.authFailureLimit ?? settings.authFailureLimit.default,
       authFailureWindowMs: settings.authFailureWindowMs.default,
       metricsToken: config.metricsToken,
-      trustProxy: settings.trustProxy.default,
+      trustProxy: config.trustProxy ?? settings.trustProxy.default,
       jwtIssuer: undefined,
       jwtAudience: undefined,
       jwtJwksUrl: undefined,

@@ -231,7 +231,7 @@ export interface components {
              * @example PLANT_CONFLICT
              * @enum {string}
              */
-            code: "MISSING_CREDENTIALS" | "INVALID_TOKEN" | "INSUFFICIENT_SCOPE" | "IDP_UNAVAILABLE" | "TOO_MANY_AUTH_FAILURES" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PLANT_CONFLICT" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "INVALID_JSON" | "INVALID_PLANT" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "STORE_UNAVAILABLE" | "OVERLOADED" | "STOPPING" | "INTERNAL";
+            code: "MISSING_CREDENTIALS" | "INVALID_TOKEN" | "INSUFFICIENT_SCOPE" | "IDP_UNAVAILABLE" | "TOO_MANY_AUTH_FAILURES" | "TOO_MANY_CONNECTIONS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PLANT_CONFLICT" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "INVALID_JSON" | "INVALID_PLANT" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "STORE_UNAVAILABLE" | "OVERLOADED" | "STOPPING" | "INTERNAL";
         };
         /** @description The answer of the liveness and readiness checks. */
         Health: {
@@ -346,8 +346,10 @@ export interface components {
         /**
          * @description This address failed authentication too often; retry after the number
          *     of seconds in `Retry-After`. Requests with a valid token are not refused.
+         *     Or it holds as many connections as the server allows one address: this
+         *     answer, sent on any path before the request is read, closes the connection.
          */
-        TooManyAuthFailures: {
+        TooManyRequests: {
             headers: {
                 /** @description Seconds until the address may try again. */
                 "Retry-After"?: number;
@@ -435,7 +437,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyAuthFailures"];
+            429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

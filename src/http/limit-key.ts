@@ -1,0 +1,44 @@
+import { isIP } from 'node:net';
+
+/**
+ * The key a client address is limited under, by the failed-authentication
+ * limit and the per-address connection limit: an IPv4 address as itself,
+ * and an IPv6 address by its /64, written `2001:db8:0:1::/64`. A /64 is the
+ * least a network hands one subscriber (RFC 6177), whose hosts pick their
+ * own addresses within it at will (RFC 8981), so a limit per IPv6 address
+ * would be a limit per whim. An IPv4-mapped IPv6 address (`::ffff:1.2.3.4`,
+ * as a dual-stack socket names an IPv4 peer) is the IPv4 address. Anything
+ * that is no IP address is its own key.
+ */
+export function limitKey(address: string): string {
+  // A zone (`fe80::1%eth0`) names the local interface, not the client.
+  const bare = address.split('%', 1)[0]!;
+  if (isIP(bare) !== 6) return address;
+  const groups = ipv6Groups(bare.toLowerCase());
+  if (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
+    return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join('.');
+  }
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.toString(16))
+    .join(':')}::/64`;
+}
+
+/** The eight 16-bit groups of a valid IPv6 address, `::` filled in and a dotted IPv4 tail made two groups. */
+function ipv6Groups(address: string): number[] {
+  let text = address;
+  const tail: number[] = [];
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted !== null) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    tail.push((a << 8) | b, (c << 8) | d);
+    text = text.slice(0, dotted.index);
+    // `::ffff:1.2.3.4` leaves `::ffff:`, whose last colon only led to the IPv4 part; `::1.2.3.4` leaves `::`.
+    if (!text.endsWith('::')) text = text.slice(0, -1);
+  }
+  const [head = '', rest] = text.split('::');
+  const before = head === '' ? [] : head.split(':');
+  const after = rest === undefined || rest === '' ? [] : rest.split(':');
+  const zeros = rest === undefined ? [] : Array<string>(8 - tail.length - before.length - after.length).fill('0');
+  return [...[...before, ...zeros, ...after].map((group) => Number.parseInt(group, 16)), ...tail];
+}
