@@ -523,7 +523,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            429: components["responses"]["TooManyAuthFailures"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     plantCreated: {
