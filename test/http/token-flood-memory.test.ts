@@ -8,19 +8,14 @@ import { AUDIENCE, makeKey, startKeySetServer } from '../helpers/key-set-server.
 import { BIN_NODE_FLAGS, createToken, type ServerProcess, startServer } from '../helpers/processes.js';
 import { until, within } from '../helpers/until.js';
 
-/** What the flood may add to the server's resident memory. */
+/** What a flood may add to the server's resident memory, unless it says otherwise. */
 const MAX_GROWTH_MIB = 40;
 /** The token memory's lifetime in these tests, the most TOKEN_CACHE_TTL_MS allows: a valid token in use is looked up again every half of it. */
 const TTL_MS = 1000;
 /** Requests in flight at once, each on its own keep-alive connection. */
 const CONNECTIONS = 8;
-/**
- * Requests of the flood's kind sent before the memory is first measured, so
- * that it includes what serving them needs at all: the heap V8 grows to under
- * this load, not only the code it loads; otherwise V8 growing its heap to
- * the working size of this load could count as the flood's growth.
- */
-const WARM_UP = 2_000;
+/** Requests of the flood's kind sent before the memory is first measured, so that it includes what serving them needs at all. */
+const WARM_UP = 300;
 
 function residentMiB(server: ServerProcess): number {
   const kib = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${server.child.pid}/status`, 'utf8'))?.[1];
@@ -77,19 +72,22 @@ interface Flood {
   /** The flood's tokens, each different, all refused. */
   readonly count: number;
   readonly token: (index: number) => string;
+  /** What it may add to the resident memory; MAX_GROWTH_MIB unless given. */
+  readonly maxGrowthMiB?: number;
 }
 
 /**
  * Serves `env` as operators run the service, warms it with a few hundred of
  * the flood's kind of requests and a valid token's, then sends the flood
  * while a client uses its valid token ten times a second. Asserts that every
- * flood request got 401, that the resident memory grew by at most
- * MAX_GROWTH_MIB (waiting up to ten seconds for the garbage collector), and
+ * flood request got 401, that the resident memory grew by at most the
+ * flood's bound (waiting up to ten seconds for the garbage collector), and
  * that the token in use was answered from memory throughout: no request of
  * it waited for a lookup (only the background refresh looked it up), unless
  * it went unused for longer than its refresh takes to come.
  */
 async function assertFloodBounded(t: TestContext, env: Record<string, string>, flood: Flood) {
+  const maxGrowthMiB = flood.maxGrowthMiB ?? MAX_GROWTH_MIB;
   const server = await startServer(t, { ...env, TOKEN_CACHE_TTL_MS: String(TTL_MS), AUTH_FAILURE_LIMIT: '1000000' }, [], BIN_NODE_FLAGS);
   const valid = await createToken(env, 'in-use');
   assert.deepEqual(await post(server, WARM_UP, () => valid), { 200: WARM_UP });
@@ -121,13 +119,13 @@ async function assertFloodBounded(t: TestContext, env: Record<string, string>, f
 
   const growth = () => residentMiB(server) - before.rss;
   const atEnd = growth();
-  await until(`the resident memory is within ${MAX_GROWTH_MIB} MiB of where it was`, () => growth() <= MAX_GROWTH_MIB, 10_000).catch(() => undefined);
+  await until(`the resident memory is within ${maxGrowthMiB} MiB of where it was`, () => growth() <= maxGrowthMiB, 10_000).catch(() => undefined);
   const settled = growth();
   t.diagnostic(
     `RSS ${before.rss.toFixed(1)} MiB, +${atEnd.toFixed(1)} MiB after ${flood.count} requests in ${elapsedMs} ms, +${settled.toFixed(1)} MiB after GC's chance; ` +
       `the token in use: ${validStatuses.length} requests, ${after.refresh - before.lookups.refresh} refreshes, ${waited} waited for a lookup`,
   );
-  assert.ok(settled <= MAX_GROWTH_MIB, `the resident memory grew by ${settled.toFixed(1)} MiB (V8 before: ${before.v8}; after: ${await v8Memory(server)})`);
+  assert.ok(settled <= maxGrowthMiB, `the resident memory grew by ${settled.toFixed(1)} MiB (V8 before: ${before.v8}; after: ${await v8Memory(server)})`);
   return { server, lookups: { found: waited, unknown: after.unknown - before.lookups.unknown } };
 }
 
@@ -146,7 +144,18 @@ test('12,000 different unknown tokens of the store\'s shape, more than its memor
   assert.equal(lookups.unknown, 12_000, 'each was looked up once');
 });
 
-test('with JWTs accepted, 9,500 different JWT-shaped tokens of 8,192 characters, the longest checked, naming a real key, add at most 40 MiB', async (t) => {
+/**
+ * Each JWT is checked, its signature with WebCrypto, and that makes garbage
+ * outside V8's heap as well as in it, which waits for V8's next full
+ * collection. On Node.js 24 the resident memory grew by 31 to 44 MiB in runs
+ * with 9,500 such tokens, and by 35 to 57 MiB with 28,500: garbage, not
+ * tokens held, which would have grown it by all of them. So the flood is
+ * large enough that holding its tokens (223 MiB of them) would break a bound
+ * of a third of that, while V8's timing does not.
+ */
+const JWT_FLOOD = 28_500;
+
+test('with JWTs accepted, 28,500 different JWT-shaped tokens of 8,192 characters, the longest checked, naming a real key, add less than a third of their size', async (t) => {
   const idp = await startKeySetServer(t);
   const key = await makeKey('ES256');
   idp.publish(key);
@@ -154,7 +163,8 @@ test('with JWTs accepted, 9,500 different JWT-shaped tokens of 8,192 characters,
   const header = Buffer.from(JSON.stringify({ alg: 'ES256', kid: key.kid, typ: 'at+jwt' })).toString('base64url');
   const jwt = () => `${header}.${junk(8192 - header.length - 2 - 86)}.${junk(86)}`;
   assert.equal(jwt().length, 8192);
-  const { server } = await assertFloodBounded(t, env, { count: 9_500, token: jwt });
+  const maxGrowthMiB = (JWT_FLOOD * 8192) / 3 / 2 ** 20;
+  const { server } = await assertFloodBounded(t, env, { count: JWT_FLOOD, token: jwt, maxGrowthMiB });
   const metrics = await (await fetch(`${server.url}/metrics`)).text();
-  assert.match(metrics, new RegExp(`^plantstore_auth_failures_total\\{reason="jwt_signature"\\} ${WARM_UP + 9_500}$`, 'm'), 'each was checked, and its signature refused');
+  assert.match(metrics, new RegExp(`^plantstore_auth_failures_total\\{reason="jwt_signature"\\} ${WARM_UP + JWT_FLOOD}$`, 'm'), 'each was checked, and its signature refused');
 });
