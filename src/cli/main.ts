@@ -25,6 +25,11 @@ Commands:
   webhook list [--json]     list webhook subscriptions with their backlog and errors
   webhook remove ID         stop deliveries to a subscription
   webhook rotate-secret ID  make a new signing secret (the old one signs too for 24 hours)
+  webhook update ID --url URL  move a subscription to another URL
+  webhook messages ID       show a subscription's messages, newest first
+  webhook resend ID --failed  queue its failed messages again (or one: resend MESSAGE_ID)
+  webhook pause|resume ID   hold a subscription's deliveries back, let them go
+  webhook ping ID           post a signed test event to a subscription now
   plants export             print every plant, one JSON object a line
   copy --from URL --to URL  copy every token and plant to another store
   config [--json]           print the effective settings, secrets masked

@@ -1,166 +1,23 @@
-import { STORE_SETTINGS } from '../config.js';
-import { addSubscription, MOST_RETIRED_SECRETS, RETIRED_SECRET_MS, rotateSecret } from '../webhooks/subscriptions.js';
-import { type CommandContext, CommandFailed, helpText, parseCommandLine, runSubcommand, UsageError, withStore, writeTable } from './command-line.js';
-import { terminalJson, terminalText } from './terminal-text.js';
-
-const help = {
-  add: helpText(
-    'plantstore webhook add URL [--description TEXT] [--allow-duplicate] [--json]',
-    'Subscribes URL (http:// or https://, no credentials) to every plant created from now on, and\n' +
-      'prints the subscription id and its signing secret; the secret is shown only this once.\n' +
-      'A URL that an active subscription already has is refused (exit 1): it would get every plant\n' +
-      'twice. --allow-duplicate adds it anyway, e.g. a second subscription, with its own secret, while\n' +
-      'the receiver moves to it.\n' +
-      'With --json: one object with id, url and secret.',
-    STORE_SETTINGS,
-  ),
-  list: helpText(
-    'plantstore webhook list [--json]',
-    'Lists every subscription (never its secret): id, URL, description, state, pending messages,\n' +
-      'delivered and failed counts, and the last error.',
-    STORE_SETTINGS,
-  ),
-  remove: helpText(
-    'plantstore webhook remove ID',
-    'Removes a subscription: no attempt starts for it from then on, and its pending messages are dropped.',
-    STORE_SETTINGS,
-  ),
-  rotate: helpText(
-    'plantstore webhook rotate-secret ID [--json]',
-    'Makes a new signing secret and prints it once. The secret it replaces goes on signing\n' +
-      `deliveries beside it for ${RETIRED_SECRET_MS / 3_600_000} hours, so the receiver can switch without losing a message;\n` +
-      'rotating again does not cut that short. Deliveries carry one signature per live secret.\n' +
-      `At most ${MOST_RETIRED_SECRETS} retired secrets sign at once: one more rotation is refused (exit 1) until the\n` +
-      'oldest stops. With --json: one object with id, url, secret, previousSecretUntil and\n' +
-      'retiredSecretsUntil (the end of each live retired secret, oldest first).',
-    STORE_SETTINGS,
-  ),
-};
+import { helpText, type CommandContext, runSubcommand } from './command-line.js';
+import { ping, pause, resume } from './webhook-delivery-commands.js';
+import { messages, resend } from './webhook-message-commands.js';
+import { add, list, remove, rotate, update } from './webhook-subscription-commands.js';
 
 export const webhookHelp = helpText(
-  'plantstore webhook <add|list|remove|rotate-secret> [options]',
-  'Manages webhook subscriptions in the store named by DATABASE_URL, also while servers run on it.\n' +
+  'plantstore webhook <add|list|update|remove|rotate-secret|messages|resend|pause|resume|ping> [options]',
+  'Manages webhook subscriptions in the store named by DATABASE_URL, also while servers run on it:\n' +
+    '  add, list, update, remove, rotate-secret   the subscriptions\n' +
+    '  messages, resend                            a subscription\'s messages: show them, queue them again\n' +
+    '  pause, resume, ping                         hold deliveries back, let them go, try the receiver\n' +
     'Run `plantstore webhook SUBCOMMAND --help` for the options of each; docs/webhooks.md for deliveries.',
 );
 
 export function webhookCommand(argv: readonly string[], context: CommandContext): Promise<number> {
-  return runSubcommand('webhook', { add, list, remove, 'rotate-secret': rotate }, webhookHelp, argv, context);
-}
-
-async function add(argv: readonly string[], context: CommandContext): Promise<number> {
-  const { values, positionals } = parseCommandLine(argv, {
-    options: { description: { type: 'string' }, 'allow-duplicate': { type: 'boolean' }, json: { type: 'boolean' } },
-    settingNames: STORE_SETTINGS,
-    positionals: 1,
-  });
-  if (values.help) return printHelp(context, help.add);
-  const url = positionals[0];
-  if (url === undefined) throw new UsageError('webhook add needs the URL to deliver to');
-  return withStore(values, context, async (store) => {
-    const result = await addSubscription(store.webhooks, url, values.description, { allowDuplicate: values['allow-duplicate'] ?? false });
-    if (!result.added && result.duplicateOf !== undefined) throw new CommandFailed(`${result.problem}; --allow-duplicate adds another`);
-    if (!result.added) throw new UsageError(result.problem);
-    const { id, url: stored, secret } = result.subscription;
-    if (values.json) {
-      context.stdout.write(`${terminalJson(JSON.stringify({ id, url: stored, secret }))}\n`);
-    } else {
-      context.stdout.write(`id: ${id}\nsecret: ${secret}\n`);
-      context.stderr.write(`Subscribed ${terminalText(stored)}; it receives the plants created from now on. Store the secret now: it is not shown again.\n`);
-    }
-    return 0;
-  });
-}
-
-async function list(argv: readonly string[], context: CommandContext): Promise<number> {
-  const { values } = parseCommandLine(argv, { options: { json: { type: 'boolean' } }, settingNames: STORE_SETTINGS });
-  if (values.help) return printHelp(context, help.list);
-  return withStore(values, context, async (store) => {
-    const rows = (await store.webhooks.listSubscriptions()).map((subscription) => ({
-      id: subscription.id,
-      url: subscription.url,
-      description: subscription.description,
-      // Failing: the latest outcome was a failed attempt; a 2xx since then makes it active again.
-      state:
-        subscription.lastErrorAt !== null && (subscription.lastDeliveredAt === null || subscription.lastErrorAt > subscription.lastDeliveredAt)
-          ? 'failing'
-          : 'active',
-      pending: subscription.pending,
-      delivered: subscription.delivered,
-      failed: subscription.failed,
-      lastError: subscription.lastError,
-      lastErrorAt: subscription.lastErrorAt?.toISOString() ?? null,
-      createdAt: subscription.createdAt.toISOString(),
-    }));
-    if (values.json) {
-      context.stdout.write(`${terminalJson(JSON.stringify(rows, null, 2))}\n`);
-      return 0;
-    }
-    // The URL, the description and a receiver's answer are others' words: shown escaped, one line a subscription.
-    const table = [['ID', 'URL', 'DESCRIPTION', 'STATE', 'PENDING', 'DELIVERED', 'FAILED', 'LAST ERROR']].concat(
-      rows.map((row) => [
-        String(row.id),
-        terminalText(row.url),
-        row.description === null ? '-' : terminalText(row.description),
-        row.state,
-        String(row.pending),
-        String(row.delivered),
-        String(row.failed),
-        row.lastError === null ? '-' : `${row.lastErrorAt} ${terminalText(row.lastError)}`,
-      ]),
-    );
-    writeTable(context, table);
-    return 0;
-  });
-}
-
-async function remove(argv: readonly string[], context: CommandContext): Promise<number> {
-  const { values, positionals } = parseCommandLine(argv, { options: {}, settingNames: STORE_SETTINGS, positionals: 1 });
-  if (values.help) return printHelp(context, help.remove);
-  const id = subscriptionId(positionals[0], 'remove');
-  return withStore(values, context, async (store) => {
-    if (!(await store.webhooks.removeSubscription(id))) throw new CommandFailed(`no webhook subscription with id ${id}`);
-    context.stderr.write(`Removed webhook subscription ${id}; its pending messages were dropped.\n`);
-    return 0;
-  });
-}
-
-async function rotate(argv: readonly string[], context: CommandContext): Promise<number> {
-  const { values, positionals } = parseCommandLine(argv, { options: { json: { type: 'boolean' } }, settingNames: STORE_SETTINGS, positionals: 1 });
-  if (values.help) return printHelp(context, help.rotate);
-  const id = subscriptionId(positionals[0], 'rotate-secret');
-  return withStore(values, context, async (store) => {
-    const now = new Date();
-    const result = await rotateSecret(store.webhooks, id, now);
-    if (result === undefined) throw new CommandFailed(`no webhook subscription with id ${id}`);
-    if (!result.rotated) throw new CommandFailed(result.problem);
-    const { subscription, retiredUntil } = result;
-    const live = subscription.retiredSecrets.filter((retired) => retired.until > now).map((retired) => retired.until.toISOString());
-    if (values.json) {
-      const shown = { id, url: subscription.url, secret: subscription.secret, previousSecretUntil: retiredUntil.toISOString(), retiredSecretsUntil: live };
-      context.stdout.write(`${terminalJson(JSON.stringify(shown))}\n`);
-    } else {
-      context.stdout.write(`secret: ${subscription.secret}\n`);
-      context.stderr.write(`New secret for webhook subscription ${id}; it is not shown again. ${retiredWindows(live)}\n`);
-    }
-    return 0;
-  });
-}
-
-/** What the retired secrets still sign, given the end of each (oldest first, the one just retired last). */
-function retiredWindows(ends: readonly string[]): string {
-  const previous = `The previous secret goes on signing beside it until ${ends.at(-1)} (${RETIRED_SECRET_MS / 3_600_000} hours)`;
-  const older = ends.slice(0, -1);
-  if (older.length === 0) return `${previous}.`;
-  return `${previous}, and ${older.length} older ${older.length === 1 ? 'one until its' : 'ones until their'} own end (${older.join(', ')}).`;
-}
-
-function subscriptionId(text: string | undefined, subcommand: string): number {
-  if (text === undefined) throw new UsageError(`webhook ${subcommand} needs the ID of a subscription`);
-  if (!/^\d{1,15}$/.test(text)) throw new UsageError(`a subscription ID is a whole number, got ${JSON.stringify(text)}`);
-  return Number(text);
-}
-
-function printHelp(context: CommandContext, text: string): number {
-  context.stdout.write(text);
-  return 0;
+  return runSubcommand(
+    'webhook',
+    { add, list, update, remove, 'rotate-secret': rotate, messages, resend, pause, resume, ping },
+    webhookHelp,
+    argv,
+    context,
+  );
 }

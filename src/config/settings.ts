@@ -277,7 +277,7 @@ export const settings = {
   webhookRetryForMs: defineSetting({
     env: 'WEBHOOK_RETRY_FOR_MS',
     default: 3 * 24 * 3_600_000, // milliseconds: 3 days
-    help: "how long after its plant's commit a webhook message is retried before it is marked failed, in ms",
+    help: "how long after its plant's commit (or its resend) a webhook message is retried before it is marked failed, in ms",
     parse: (text, source) => parseInteger(text, source, 0, 90 * 86_400_000),
   }),
   webhookConcurrency: defineSetting({

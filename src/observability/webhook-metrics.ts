@@ -38,12 +38,15 @@ export class WebhookMetrics {
         for (const row of await readBacklog().catch(() => [])) this.set({ subscription: String(row.subscriptionId) }, row.pending);
       },
     });
+    // Paused subscriptions are left out: their messages are held on purpose, and an alert on this
+    // age means deliveries are late. Their backlog still shows in plantstore_webhook_backlog_messages.
     new Gauge({
       name: 'plantstore_webhook_oldest_pending_seconds',
-      help: 'Age of the oldest webhook message waiting to be delivered (0 when none waits)',
+      help: 'Age of the oldest webhook message waiting to be delivered to an active (not paused) subscription (0 when none waits)',
       registers: [registry],
       async collect() {
         const oldest = (await readBacklog().catch(() => []))
+          .filter((row) => !row.paused)
           .map((row) => row.oldestCreatedAt?.getTime())
           .filter((time): time is number => time !== undefined);
         this.set(oldest.length === 0 ? 0 : Math.max(0, (Date.now() - Math.min(...oldest)) / 1000));

@@ -27,7 +27,46 @@ export interface WebhookStore {
   /** Every active subscription with its counts, oldest first. */
   listSubscriptions(): Promise<SubscriptionSummary[]>;
 
-  /** The active subscriptions with their secrets, for signing deliveries. */
+  /**
+   * Changes an active subscription's URL and description. Its pending
+   * messages go to the new URL from the dispatchers' next turn. Unless
+   * `allowDuplicate`, a URL that another active subscription has is refused,
+   * changing nothing, as an add is. Resolves undefined when no active
+   * subscription has this id.
+   */
+  updateSubscription(change: SubscriptionChange, allowDuplicate: boolean): Promise<Subscription | { duplicateOf: number } | undefined>;
+
+  /**
+   * Pauses (`paused` true) or resumes a subscription. While paused, messages
+   * are still written for it and kept, and none is claimed. A resume gives
+   * its pending messages their whole retry window again, from now, so that a
+   * pause does not use it up. Resolves false when it already was in that
+   * state, undefined when no active subscription has this id.
+   */
+  setPaused(id: number, paused: boolean): Promise<boolean | undefined>;
+
+  /**
+   * The subscription's messages, newest first, at most `limit`, only those
+   * in `state` when given. Pruned messages are gone.
+   */
+  listMessages(query: { subscriptionId: number; state?: MessageState; limit: number }): Promise<OutboxMessage[]>;
+
+  /**
+   * Queues finished messages again: every failed one of the subscription,
+   * or the one numbered `messageId` (failed or delivered). Each keeps its
+   * number, so its `webhook-id`; its attempts start from 0 and its retry
+   * window from now, and it is due at once. A pending message is left as it
+   * is. The subscription's delivered and failed counts drop by those queued
+   * again: they count messages by their latest outcome. Resolves how many
+   * were queued, and how many of those asked for were pending already.
+   *
+   * Restarting the attempt count leaves the settlement fence whole: a
+   * finished message has no lease, so only a new claim can settle it, and a
+   * late outcome must match that claim's owner as well as its attempt.
+   */
+  resendMessages(selection: { subscriptionId: number; messageId?: bigint }): Promise<{ queued: number; pending: number }>;
+
+  /** The active subscriptions (paused ones too) with their secrets, for signing deliveries. */
   activeSubscriptions(): Promise<Subscription[]>;
 
   /**
@@ -49,7 +88,7 @@ export interface WebhookStore {
   /**
    * Leases up to `limit` of the subscription's due messages to `owner` for
    * `leaseMs`, oldest due first, counting one attempt each; resolves them
-   * with their plants.
+   * with their plants. Claims nothing for a paused subscription.
    */
   claimMessages(claim: { subscriptionId: number; owner: string; limit: number; leaseMs: number }): Promise<ClaimedMessage[]>;
 
@@ -67,7 +106,7 @@ export interface WebhookStore {
   pruneMessages(before: Date): Promise<number>;
 
   /** Pending messages and the creation time of the oldest, per active subscription (for metrics). */
-  backlog(): Promise<{ subscriptionId: number; pending: number; oldestCreatedAt: Date | null }[]>;
+  backlog(): Promise<{ subscriptionId: number; paused: boolean; pending: number; oldestCreatedAt: Date | null }[]>;
 
   /** Calls `listener` after each commit that wrote messages (in this process), so that delivery starts at once. */
   onMessagesWritten(listener: () => void): void;
@@ -88,6 +127,8 @@ export interface NewSubscription {
 
 export interface Subscription extends NewSubscription {
   id: number;
+  /** Since when it is paused (see `WebhookStore.setPaused`); null when active. */
+  pausedAt: Date | null;
   /**
    * The secrets rotated out, oldest first. Each signs deliveries beside
    * `secret` until its own `until`; one whose window ended may still be
@@ -112,12 +153,21 @@ export interface SecretRotation {
   mostRetired: number;
 }
 
+export interface SubscriptionChange {
+  id: number;
+  /** As stored: parsed and written back, as an add does. */
+  url: string;
+  /** Absent: the description is kept. */
+  description?: string | null;
+}
+
 /** A subscription as `webhook list` shows it: never its secret. */
 export interface SubscriptionSummary {
   id: number;
   url: string;
   description: string | null;
   createdAt: Date;
+  pausedAt: Date | null;
   /** Messages waiting to be delivered. */
   pending: number;
   delivered: number;
@@ -128,6 +178,28 @@ export interface SubscriptionSummary {
   lastDeliveredAt: Date | null;
 }
 
+export type MessageState = 'pending' | 'delivered' | 'failed';
+
+/** A message as `webhook messages` shows it. */
+export interface OutboxMessage {
+  /**
+   * Its number, the end of its `webhook-id`. Null for a pending message
+   * that SQLite still holds packed with its batch's (webhook_batches): it is
+   * numbered when first claimed.
+   */
+  id: bigint | null;
+  plantId: bigint;
+  state: MessageState;
+  /** Attempts since it was queued (or queued again by a resend). */
+  attempts: number;
+  createdAt: Date;
+  /** Pending: when it is due, or, while an attempt holds it, when that attempt's lease ends. Null once finished. */
+  nextAttemptAt: Date | null;
+  finishedAt: Date | null;
+  /** The last attempt's answer (`HTTP 204`) or error (`HTTP 500: ...`, `ECONNREFUSED`): the receiver's words, unescaped. */
+  lastResult: string | null;
+}
+
 export interface ClaimedMessage {
   /** The message's own number, unique in this store. */
   id: bigint;
@@ -136,11 +208,14 @@ export interface ClaimedMessage {
   attempt: number;
   /** When the plant, and so the message, was committed. */
   createdAt: Date;
+  /** Where its retry window starts: `createdAt`, or when a resend or a resume last queued it again. */
+  queuedAt: Date;
   plant: NewPlant;
 }
 
 /** What became of one attempt of a claimed message. */
 export type Settlement =
-  | { messageId: bigint; subscriptionId: number; attempt: number; outcome: 'delivered' }
+  /** `answer`: the 2xx status line, as `HTTP 204`. */
+  | { messageId: bigint; subscriptionId: number; attempt: number; outcome: 'delivered'; answer: string }
   | { messageId: bigint; subscriptionId: number; attempt: number; outcome: 'retry'; retryInMs: number; error: string }
   | { messageId: bigint; subscriptionId: number; attempt: number; outcome: 'failed'; error: string };

@@ -24,3 +24,12 @@ export function secretKey(secret: string): Buffer {
 export function signatureHeader(keys: readonly Buffer[], id: string, timestamp: number, body: string): string {
   return keys.map((key) => `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`).join(' ');
 }
+
+/**
+ * The Standard Webhooks headers of one attempt, the same for a delivery and
+ * a ping: its id, when it is signed (seconds), and a signature per key.
+ */
+export function signedHeaders(keys: readonly Buffer[], id: string, body: string, now = Date.now()): Record<string, string> {
+  const timestamp = Math.floor(now / 1000);
+  return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(keys, id, timestamp, body) };
+}

@@ -34,12 +34,8 @@ export async function addSubscription(
   description: string | undefined,
   { allowDuplicate = false, now = new Date() }: { allowDuplicate?: boolean; now?: Date } = {},
 ): Promise<AddResult> {
-  const problem = webhookUrlProblem(url);
-  // The URL is not repeated: it may hold a password.
-  if (problem !== undefined) return { added: false, problem: `the URL must be ${problem}` };
-  if (description !== undefined && description.length > DESCRIPTION_MAX) {
-    return { added: false, problem: `the description must be at most ${DESCRIPTION_MAX} characters` };
-  }
+  const problem = subscriptionProblem(url, description);
+  if (problem !== undefined) return { added: false, problem };
   const added = await store.addSubscription(
     {
       url: new URL(url).toString(),
@@ -54,6 +50,44 @@ export async function addSubscription(
     return { added: false, problem: `webhook subscription ${added.duplicateOf} already delivers to this URL`, duplicateOf: added.duplicateOf };
   }
   return { added: true, subscription: added };
+}
+
+export type UpdateResult =
+  | { updated: true; subscription: Subscription }
+  /** `duplicateOf`: refused because that other active subscription already has the URL. */
+  | { updated: false; problem: string; duplicateOf?: number }
+  | undefined;
+
+/**
+ * Gives a subscription another URL, checked as an add checks it, and a
+ * description (the one it has when undefined, none when empty). Its pending
+ * messages go to the new URL. Undefined when no active subscription has this id.
+ */
+export async function updateSubscription(
+  store: WebhookStore,
+  id: number,
+  url: string,
+  description: string | undefined,
+  { allowDuplicate = false }: { allowDuplicate?: boolean } = {},
+): Promise<UpdateResult> {
+  const problem = subscriptionProblem(url, description);
+  if (problem !== undefined) return { updated: false, problem };
+  const change = { id, url: new URL(url).toString(), ...(description === undefined ? {} : { description: description === '' ? null : description }) };
+  const updated = await store.updateSubscription(change, allowDuplicate);
+  if (updated === undefined) return undefined;
+  if ('duplicateOf' in updated) {
+    return { updated: false, problem: `webhook subscription ${updated.duplicateOf} already delivers to this URL`, duplicateOf: updated.duplicateOf };
+  }
+  return { updated: true, subscription: updated };
+}
+
+/** Why a subscription cannot have this URL or description, or undefined when it can. */
+function subscriptionProblem(url: string, description: string | undefined): string | undefined {
+  const problem = webhookUrlProblem(url);
+  // The URL is not repeated: it may hold a password.
+  if (problem !== undefined) return `the URL must be ${problem}`;
+  if (description !== undefined && description.length > DESCRIPTION_MAX) return `the description must be at most ${DESCRIPTION_MAX} characters`;
+  return undefined;
 }
 
 export type RotateResult =

@@ -6,7 +6,7 @@ import type { ClaimedMessage, Settlement, Subscription, WebhookStore } from '../
 import { retryDelayMs } from './retry-delay.js';
 import { type AttemptResult, postMessage } from './post-message.js';
 import { messageBody, webhookId } from './message.js';
-import { secretKey, signatureHeader } from './signature.js';
+import { secretKey, signedHeaders } from './signature.js';
 import { signingSecrets } from './subscriptions.js';
 import type { WebhookMetrics } from '../observability/webhook-metrics.js';
 
@@ -17,7 +17,7 @@ export interface DispatcherOptions {
   retryMinMs: number;
   /** The most any retry waits, in ms. */
   retryMaxMs: number;
-  /** How long after its plant's commit a message is retried before it is failed, in ms. */
+  /** How long after its plant's commit (or its latest resend or resume) a message is retried before it is failed, in ms. */
   retryForMs: number;
   /** Attempts in flight at once per subscription, in this process. */
   concurrency: number;
@@ -53,8 +53,8 @@ interface Target {
  * Each turn settles the attempts that finished since the last (one
  * transaction), reads the subscriptions, and claims for each at most as many
  * due messages as it has free slots, so a claimed message is sent at once
- * and a removed subscription gets no new attempt once removed. A slow or
- * failing subscription fills only its own slots.
+ * and a removed or paused subscription gets no new attempt once removed or
+ * paused. A slow or failing subscription fills only its own slots.
  */
 export class WebhookDispatcher {
   readonly #store: WebhookStore;
@@ -205,7 +205,8 @@ export class WebhookDispatcher {
     for (const id of this.#targets.keys()) if (!active.has(id) && this.#targets.get(id)!.inFlight === 0) this.#targets.delete(id);
     for (const target of this.#targets.values()) {
       const free = this.#options.concurrency - target.inFlight;
-      if (!active.has(target.subscription.id) || free <= 0) continue;
+      // A paused subscription's messages wait in the outbox; the store would claim none of them anyway.
+      if (!active.has(target.subscription.id) || target.subscription.pausedAt !== null || free <= 0) continue;
       const claimed = await this.#store.claimMessages({ subscriptionId: target.subscription.id, owner: this.#owner, limit: free, leaseMs: this.#leaseMs });
       for (const message of claimed) void this.#send(target, message);
     }
@@ -216,15 +217,9 @@ export class WebhookDispatcher {
     this.#inFlight += 1;
     let result: AttemptResult;
     try {
-      const id = webhookId(target.subscription.key, message);
+      const id = webhookId(target.subscription.key, message.id);
       const body = messageBody(message);
-      const timestamp = Math.floor(Date.now() / 1000);
-      const headers = {
-        'webhook-id': id,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': signatureHeader(target.keys, id, timestamp, body),
-      };
-      result = await postMessage(target.url, headers, body, this.#options.timeoutMs, this.#stopping.signal);
+      result = await postMessage(target.url, signedHeaders(target.keys, id, body), body, this.#options.timeoutMs, this.#stopping.signal);
     } catch (error) {
       result = { delivered: false, error: error instanceof Error ? error.message : String(error) };
     }
@@ -240,16 +235,16 @@ export class WebhookDispatcher {
     if (result.delivered) {
       this.#metrics?.attempts.inc({ outcome: 'delivered' });
       this.#metrics?.latency.observe((Date.now() - message.createdAt.getTime()) / 1000);
-      return { messageId, subscriptionId, attempt, outcome: 'delivered' };
+      return { messageId, subscriptionId, attempt, outcome: 'delivered', answer: `HTTP ${result.status}` };
     }
     const retryInMs = retryDelayMs(attempt, { minMs: this.#options.retryMinMs, maxMs: this.#options.retryMaxMs });
     const nextAttemptAt = Date.now() + retryInMs;
-    const outOfTime = nextAttemptAt > message.createdAt.getTime() + this.#options.retryForMs;
+    const outOfTime = nextAttemptAt > message.queuedAt.getTime() + this.#options.retryForMs;
     // The URL is logged without its query, which may carry a receiver's own token; the secret never is.
     const logged = {
       subscriptionId,
       url: `${target.url.origin}${target.url.pathname}`,
-      messageId: webhookId(target.subscription.key, message),
+      messageId: webhookId(target.subscription.key, message.id),
       attempt,
       error: result.error,
     };

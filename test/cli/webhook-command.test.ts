@@ -49,6 +49,13 @@ for (const backend of await testBackends('the webhook command')) {
     const removed = await runCli(['webhook', 'remove', '1'], env);
     assert.equal(removed.code, 0, removed.stderr);
     assert.deepEqual((await listWebhooks(env)).map((subscription) => subscription.id), [2, 3]);
+
+    const paused = await runCli(['webhook', 'pause', '2'], env);
+    assert.equal(paused.code, 0, paused.stderr);
+    assert.match((await runCli(['webhook', 'list'], env)).stdout, /\n2\s+http:\/\/127\.0\.0\.1:9\/second\s+-\s+paused\s+0\s+0\s+0\s+-\n/);
+    assert.match((await runCli(['webhook', 'pause', '2'], env)).stderr, /was already paused/);
+    assert.equal((await runCli(['webhook', 'resume', '2'], env)).code, 0);
+    assert.deepEqual((await listWebhooks(env)).map((subscription) => subscription.state), ['active', 'active']);
   });
 
   test(`${backend.name}: rotate-secret says until when each retired secret signs; past 5 live ones it is refused until the oldest ends`, async (t) => {
@@ -121,6 +128,21 @@ test('webhook commands used wrongly exit 2, and those that find nothing exit 1, 
     [['webhook', 'remove', 'first'], 2, /a subscription ID is a whole number/],
     [['webhook', 'remove', '42'], 1, /no webhook subscription with id 42/],
     [['webhook', 'rotate-secret', '42'], 1, /no webhook subscription with id 42/],
+    [['webhook', 'update', '1'], 2, /needs --url URL/],
+    [['webhook', 'update', '42', '--url', 'https://example.com/'], 1, /no webhook subscription with id 42/],
+    [['webhook', 'messages'], 2, /needs the ID/],
+    [['webhook', 'messages', '42'], 1, /no webhook subscription with id 42/],
+    [['webhook', 'messages', '1', '--status', 'lost'], 2, /--status is one of pending, failed, delivered/],
+    [['webhook', 'messages', '1', '--limit', '0'], 2, /--limit is a whole number from 1 to 10000/],
+    [['webhook', 'resend'], 2, /needs a subscription ID and --failed, or the webhook-id/],
+    [['webhook', 'resend', '1'], 2, /needs --failed/],
+    [['webhook', 'resend', 'msg_k_1', '--failed'], 2, /--failed goes with a subscription ID/],
+    [['webhook', 'resend', 'msg_nonumber'], 2, /is not the webhook-id of a message/],
+    [['webhook', 'resend', 'msg_k_1'], 1, /no active webhook subscription sends that message/],
+    [['webhook', 'resend', '42', '--failed'], 1, /no webhook subscription with id 42/],
+    [['webhook', 'pause', '42'], 1, /no webhook subscription with id 42/],
+    [['webhook', 'resume', '42'], 1, /no webhook subscription with id 42/],
+    [['webhook', 'ping', 'first'], 2, /a subscription ID is a whole number/],
   ];
   for (const [args, code, message] of cases) {
     const result = await runCli(args, env);

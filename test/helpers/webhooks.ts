@@ -56,6 +56,24 @@ export async function listWebhooks(env: Record<string, string>): Promise<ListedS
   return JSON.parse(listed.stdout) as ListedSubscription[];
 }
 
+export interface ListedMessage {
+  id: string | null;
+  plantId: number;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  createdAt: string;
+  nextAttemptAt: string | null;
+  finishedAt: string | null;
+  lastResult: string | null;
+}
+
+/** `plantstore webhook messages ID --json [args]`; plant ids beyond 2^53 lose digits here: read `stdout` for those. */
+export async function listMessages(env: Record<string, string>, subscriptionId: number, args: readonly string[] = []): Promise<{ messages: ListedMessage[]; stdout: string }> {
+  const listed = await runCli(['webhook', 'messages', String(subscriptionId), '--json', ...args], env);
+  assert.equal(listed.code, 0, listed.stderr);
+  return { messages: JSON.parse(listed.stdout) as ListedMessage[], stdout: listed.stdout };
+}
+
 /** A plant's JSON body with an exact id. */
 export function plantBody(id: bigint, name = `plant ${id}`, tag?: string): string {
   return `{"id":${id},"name":${JSON.stringify(name)}${tag === undefined ? '' : `,"tag":${JSON.stringify(tag)}`}}`;

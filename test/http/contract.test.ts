@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { generateToken } from '../../src/tokens/api-token.js';
+import { pingBody, WEBHOOK_PING } from '../../src/webhooks/message.js';
 import { assertMatches, contractAjv, contractAjv as ajv, openApiFile as document, rebase, responseSpec } from '../helpers/openapi.js';
 import { splitAnswers } from '../helpers/http-answers.js';
 import { rawConnection } from '../helpers/raw-http.js';
@@ -183,4 +184,17 @@ test('the document declares the plantCreated webhook with the Standard Webhooks 
   assert.equal(media.schema.$ref, '#/components/schemas/PlantCreatedEvent');
   for (const [name, { value }] of Object.entries(media.examples as Record<string, { value: unknown }>)) assertMatches(media.schema, value, name);
   assert.ok(!contractAjv.compile(rebase(media.schema))({ type: 'plant.deleted', timestamp: '2026-11-23T10:00:00.000Z', data: { id: 1, name: 'x' } }));
+});
+
+test('the document declares the webhookPing webhook beside plantCreated, with the same headers, and the ping the service sends matches it', () => {
+  const ping = document.webhooks.webhookPing.post;
+  assert.ok(ping.summary && /answer 2xx/.test(ping.description));
+  assert.deepEqual(ping.parameters, document.webhooks.plantCreated.post.parameters, 'the same Standard Webhooks headers');
+  const media = ping.requestBody.content['application/json'];
+  assert.equal(media.schema.$ref, '#/components/schemas/WebhookPingEvent');
+  for (const [name, { value }] of Object.entries(media.examples as Record<string, { value: unknown }>)) assertMatches(media.schema, value, name);
+  const sent = JSON.parse(pingBody(new Date())) as { type: string };
+  assertMatches(media.schema, sent, 'the body webhook ping sends');
+  assert.equal(sent.type, WEBHOOK_PING);
+  assert.ok(!contractAjv.compile(rebase(document.webhooks.plantCreated.post.requestBody.content['application/json'].schema))(sent), 'a ping is not a plantCreated');
 });

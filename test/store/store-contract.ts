@@ -271,10 +271,10 @@ export function storeContract(backend: string, openFresh: (t: TestContext) => Pr
     const taken = await claim('b', 60_000);
     assert.deepEqual(taken.map((message) => [message.plant.id, message.attempt]), [[1n, 2], [2n, 2]], 'after the lease, a second attempt');
     // The first owner's late outcomes change nothing.
-    await store.webhooks.settleMessages('a', first.map((message) => ({ messageId: message.id, subscriptionId: subscription.id, attempt: message.attempt, outcome: 'delivered' as const })));
+    await store.webhooks.settleMessages('a', first.map((message) => ({ messageId: message.id, subscriptionId: subscription.id, attempt: message.attempt, outcome: 'delivered' as const, answer: 'HTTP 204' })));
     assert.deepEqual((await store.webhooks.listSubscriptions()).map((listed) => [listed.pending, listed.delivered]), [[3, 0]]);
     await store.webhooks.settleMessages('b', [
-      { messageId: taken[0]!.id, subscriptionId: subscription.id, attempt: 2, outcome: 'delivered' },
+      { messageId: taken[0]!.id, subscriptionId: subscription.id, attempt: 2, outcome: 'delivered', answer: 'HTTP 200' },
       { messageId: taken[1]!.id, subscriptionId: subscription.id, attempt: 2, outcome: 'failed', error: 'HTTP 500' },
       { messageId: second[0]!.id, subscriptionId: subscription.id, attempt: 1, outcome: 'retry', retryInMs: 0, error: 'ECONNREFUSED' },
     ]);

@@ -166,6 +166,33 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    webhookPing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test of the receiver
+         * @description Sent when an operator runs `plantstore webhook ping ID`, to check that
+         *     the receiver is reachable and verifies the signature. It is signed and
+         *     sent as `plantCreated` is, with the same headers and secrets, but
+         *     straight from that command: it is never stored, retried or sent again,
+         *     and its `webhook-id` is new each time and is no message's.
+         *
+         *     Receivers verify it, answer 2xx, and otherwise ignore it: it carries no
+         *     plant. Answering anything else only fails the command.
+         */
+        post: operations["webhookPing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -197,7 +224,7 @@ export interface components {
         /** @description The body of the `plantCreated` webhook (Standard Webhooks' event shape). */
         PlantCreatedEvent: {
             /**
-             * @description The kind of event; the service sends this one.
+             * @description The kind of event; every message of the outbox is this one (see webhookPing for the other).
              * @constant
              */
             type: "plant.created";
@@ -209,6 +236,22 @@ export interface components {
             timestamp: string;
             /** @description The plant, its id with every digit (see NewPlant); `tag` is absent when the plant has none. */
             data: components["schemas"]["NewPlant"];
+        };
+        /** @description The body of the `webhookPing` webhook (Standard Webhooks' event shape). */
+        WebhookPingEvent: {
+            /**
+             * @description The kind of event; receivers answer 2xx and ignore it.
+             * @constant
+             */
+            type: "webhook.ping";
+            /**
+             * Format: date-time
+             * @description When the ping was sent (RFC 3339, UTC, milliseconds).
+             * @example 2026-11-23T10:00:00.000Z
+             */
+            timestamp: string;
+            /** @description Empty. */
+            data: Record<string, never>;
         };
         /** @description The body of every error answer. */
         Error: {
@@ -554,6 +597,42 @@ export interface operations {
                 content?: never;
             };
             /** @description Any other status, or no answer within `WEBHOOK_TIMEOUT_MS`, and the message is retried later. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookPing: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id, the same on every attempt of it; receivers deduplicate by it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in seconds since the Unix epoch; receivers refuse one far from their clock (replays). */
+                "webhook-timestamp": string;
+                /** @description One or two space-separated signatures, each `v1,<base64 HMAC-SHA256>`. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookPingEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer (200, 202, 204, ...); the command prints it and exits 0. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status, or no answer within `WEBHOOK_TIMEOUT_MS`; the command prints it and exits 1. */
             default: {
                 headers: {
                     [name: string]: unknown;

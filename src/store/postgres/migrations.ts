@@ -184,6 +184,22 @@ export const migrations: readonly Migration[] = [
          WHERE previous_secret IS NOT NULL AND previous_secret_until IS NOT NULL AND removed_at IS NULL;
     `,
   },
+  {
+    version: 7,
+    name: 'pause webhook subscriptions, queue messages again, keep each message its last result',
+    // Nullable columns without a default: each ALTER only changes the catalogue, rewriting no row,
+    // so the lock it takes on a busy outbox is held for moments. The insert of the functions of
+    // migrations 3 and 4, and instances of the previous build, write rows without them.
+    sql: `
+      -- Set while paused: messages are still written for the subscription, and none is claimed.
+      ALTER TABLE webhook_subscriptions ADD COLUMN paused_at TIMESTAMPTZ;
+      -- The last attempt's answer or error, for webhook messages.
+      ALTER TABLE webhook_messages ADD COLUMN last_result TEXT;
+      -- When a resend, or the resume of a paused subscription, queued the message again: its retry
+      -- window runs from then rather than from created_at, which stays the plant's commit.
+      ALTER TABLE webhook_messages ADD COLUMN requeued_at TIMESTAMPTZ;
+    `,
+  },
 ];
 
 /** Any constant does; this one is "plantsto" read as ASCII. */

@@ -1,8 +1,20 @@
 import type pg from 'pg';
 import type { Connections } from './primary-pool.js';
 import { plantFromRow } from '../store.js';
-import type { ClaimedMessage, NewSubscription, SecretRotation, Settlement, Subscription, SubscriptionSummary, WebhookStore } from '../webhook-store.js';
+import type {
+  ClaimedMessage,
+  MessageState,
+  NewSubscription,
+  OutboxMessage,
+  SecretRotation,
+  Settlement,
+  Subscription,
+  SubscriptionChange,
+  SubscriptionSummary,
+  WebhookStore,
+} from '../webhook-store.js';
 import { translateErrors } from './errors.js';
+import { listMessages, resendMessages } from './webhook-messages.js';
 
 interface SubscriptionRow {
   id: string;
@@ -11,6 +23,7 @@ interface SubscriptionRow {
   secret: string;
   key: string;
   created_at: Date;
+  paused_at: Date | null;
   /** `[secret, valid_until in ms]` of each retired secret. */
   retired_secrets: [string, number][];
 }
@@ -19,7 +32,7 @@ interface SubscriptionRow {
 const RETIRED_SECRETS = `coalesce((SELECT json_agg(json_build_array(r.secret, (extract(epoch FROM r.valid_until) * 1000)::bigint))
                                       FROM webhook_retired_secrets r WHERE r.subscription_id = s.id), '[]') AS retired_secrets`;
 
-/** Any constant does: adds take turns on it, so two adds of one URL cannot both find it free. */
+/** Any constant does: adds and URL changes take turns on it, so two of one URL cannot both find it free. */
 const ADD_LOCK = 8100956956760700016n;
 
 /**
@@ -74,6 +87,7 @@ export class PostgresWebhookStore implements WebhookStore {
         url: string;
         description: string | null;
         created_at: Date;
+        paused_at: Date | null;
         pending: string;
         delivered: string;
         failed: string;
@@ -81,7 +95,7 @@ export class PostgresWebhookStore implements WebhookStore {
         last_error_at: Date | null;
         last_delivered_at: Date | null;
       }>(
-        `SELECT s.id, s.url, s.description, s.created_at, s.delivered, s.failed, s.last_error, s.last_error_at, s.last_delivered_at,
+        `SELECT s.id, s.url, s.description, s.created_at, s.paused_at, s.delivered, s.failed, s.last_error, s.last_error_at, s.last_delivered_at,
                 (SELECT count(*) FROM webhook_messages m WHERE m.subscription_id = s.id AND m.state = 'pending') AS pending
            FROM webhook_subscriptions s WHERE s.removed_at IS NULL ORDER BY s.id`,
       );
@@ -90,6 +104,7 @@ export class PostgresWebhookStore implements WebhookStore {
         url: row.url,
         description: row.description,
         createdAt: row.created_at,
+        pausedAt: row.paused_at,
         pending: Number(row.pending),
         delivered: Number(row.delivered),
         failed: Number(row.failed),
@@ -98,6 +113,55 @@ export class PostgresWebhookStore implements WebhookStore {
         lastDeliveredAt: row.last_delivered_at,
       }));
     });
+  }
+
+  async updateSubscription({ id, url, description }: SubscriptionChange, allowDuplicate: boolean): Promise<Subscription | { duplicateOf: number } | undefined> {
+    return this.#inTransaction(async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [ADD_LOCK]);
+      const found = await client.query('SELECT 1 FROM webhook_subscriptions WHERE id = $1 AND removed_at IS NULL FOR UPDATE', [id]);
+      if (found.rowCount === 0) return undefined;
+      if (!allowDuplicate) {
+        const { rows } = await client.query<{ id: string }>(
+          'SELECT id FROM webhook_subscriptions WHERE url = $1 AND removed_at IS NULL AND id <> $2 ORDER BY id LIMIT 1',
+          [url, id],
+        );
+        if (rows[0] !== undefined) return { duplicateOf: Number(rows[0].id) };
+      }
+      const { rows } = await client.query<SubscriptionRow>(
+        `UPDATE webhook_subscriptions AS s SET url = $2, description = CASE WHEN $4 THEN $3 ELSE s.description END
+          WHERE s.id = $1 RETURNING s.*, ${RETIRED_SECRETS}`,
+        [id, url, description ?? null, description !== undefined],
+      );
+      return toSubscription(rows[0]!);
+    });
+  }
+
+  async setPaused(id: number, paused: boolean): Promise<boolean | undefined> {
+    return translateErrors(async () => {
+      // One statement: a resume and the new retry window of the messages it lets go commit together.
+      const { rows } = await this.#pool.query<{ found: boolean; changed: boolean }>(
+        `WITH target AS (
+           SELECT id, paused_at FROM webhook_subscriptions WHERE id = $1 AND removed_at IS NULL
+         ), changed AS (
+           UPDATE webhook_subscriptions AS s SET paused_at = CASE WHEN $2 THEN now() END
+             FROM target AS t WHERE s.id = t.id AND (t.paused_at IS NULL) = $2 RETURNING s.id
+         ), requeued AS (
+           UPDATE webhook_messages SET requeued_at = now()
+            WHERE NOT $2 AND subscription_id IN (SELECT id FROM changed) AND state = 'pending'
+         )
+         SELECT EXISTS (SELECT 1 FROM target) AS found, EXISTS (SELECT 1 FROM changed) AS changed`,
+        [id, paused],
+      );
+      return rows[0]!.found ? rows[0]!.changed : undefined;
+    });
+  }
+
+  async listMessages(query: { subscriptionId: number; state?: MessageState; limit: number }): Promise<OutboxMessage[]> {
+    return translateErrors(() => listMessages(this.#pool, query));
+  }
+
+  async resendMessages(selection: { subscriptionId: number; messageId?: bigint }): Promise<{ queued: number; pending: number }> {
+    return translateErrors(() => resendMessages(this.#pool, selection));
   }
 
   async activeSubscriptions(): Promise<Subscription[]> {
@@ -161,6 +225,7 @@ export class PostgresWebhookStore implements WebhookStore {
         id: string;
         attempts: number;
         created_at: Date;
+        requeued_at: Date | null;
         plant_id: string;
         name: string;
         tag: string | null;
@@ -170,10 +235,11 @@ export class PostgresWebhookStore implements WebhookStore {
            FROM plants AS p
           WHERE m.id IN (SELECT id FROM webhook_messages
                           WHERE subscription_id = $1 AND state = 'pending' AND next_attempt_at <= now()
+                            AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = $1 AND paused_at IS NOT NULL)
                           ORDER BY next_attempt_at, id LIMIT $3
                           FOR UPDATE SKIP LOCKED)
             AND p.id = m.plant_id
-          RETURNING m.id, m.attempts, m.created_at, p.id AS plant_id, p.name, p.tag`,
+          RETURNING m.id, m.attempts, m.created_at, m.requeued_at, p.id AS plant_id, p.name, p.tag`,
         [subscriptionId, owner, limit, leaseMs],
       );
       // RETURNING follows no order; the oldest message goes first.
@@ -183,6 +249,7 @@ export class PostgresWebhookStore implements WebhookStore {
         subscriptionId,
         attempt: row.attempts,
         createdAt: row.created_at,
+        queuedAt: row.requeued_at ?? row.created_at,
         plant: plantFromRow(BigInt(row.plant_id), row.name, row.tag),
       }));
     });
@@ -194,13 +261,14 @@ export class PostgresWebhookStore implements WebhookStore {
       // One statement for the lot: the messages, then the subscriptions' counts from the rows that really changed.
       await this.#pool.query(
         `WITH outcome AS (
-           SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[], $6::bigint[], $7::text[])
-                      AS o (message_id, subscription_id, attempt, outcome, retry_in_ms, error)
+           SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[], $6::bigint[], $7::text[], $8::text[])
+                      AS o (message_id, subscription_id, attempt, outcome, retry_in_ms, error, result)
          ), settled AS (
            UPDATE webhook_messages AS m
               SET state = CASE o.outcome WHEN 'retry' THEN 'pending' ELSE o.outcome END,
                   finished_at = CASE o.outcome WHEN 'retry' THEN NULL ELSE now() END,
                   next_attempt_at = CASE o.outcome WHEN 'retry' THEN now() + o.retry_in_ms * interval '1 millisecond' ELSE m.next_attempt_at END,
+                  last_result = o.result,
                   lease_owner = NULL
              FROM outcome AS o
             WHERE m.id = o.message_id AND m.lease_owner = $1 AND m.attempts = o.attempt AND m.state = 'pending'
@@ -231,6 +299,7 @@ export class PostgresWebhookStore implements WebhookStore {
           settlements.map((s) => s.outcome),
           settlements.map((s) => (s.outcome === 'retry' ? s.retryInMs : 0)),
           settlements.map((s) => (s.outcome === 'delivered' ? null : s.error)),
+          settlements.map((s) => (s.outcome === 'delivered' ? s.answer : s.error)),
         ],
       );
     });
@@ -268,14 +337,14 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  async backlog(): Promise<{ subscriptionId: number; pending: number; oldestCreatedAt: Date | null }[]> {
+  async backlog(): Promise<{ subscriptionId: number; paused: boolean; pending: number; oldestCreatedAt: Date | null }[]> {
     return translateErrors(async () => {
-      const { rows } = await this.#pool.query<{ subscription_id: string; pending: string; oldest: Date | null }>(
-        `SELECT s.id AS subscription_id, count(m.id) AS pending, min(m.created_at) AS oldest
+      const { rows } = await this.#pool.query<{ subscription_id: string; paused: boolean; pending: string; oldest: Date | null }>(
+        `SELECT s.id AS subscription_id, s.paused_at IS NOT NULL AS paused, count(m.id) AS pending, min(m.created_at) AS oldest
            FROM webhook_subscriptions s LEFT JOIN webhook_messages m ON m.subscription_id = s.id AND m.state = 'pending'
           WHERE s.removed_at IS NULL GROUP BY s.id`,
       );
-      return rows.map((row) => ({ subscriptionId: Number(row.subscription_id), pending: Number(row.pending), oldestCreatedAt: row.oldest }));
+      return rows.map((row) => ({ subscriptionId: Number(row.subscription_id), paused: row.paused, pending: Number(row.pending), oldestCreatedAt: row.oldest }));
     });
   }
 }
@@ -287,6 +356,7 @@ function toSubscription(row: SubscriptionRow): Subscription {
     description: row.description,
     secret: row.secret,
     key: row.key,
+    pausedAt: row.paused_at,
     retiredSecrets: row.retired_secrets.map(([secret, until]) => ({ secret, until: new Date(Number(until)) })).sort((a, b) => a.until.getTime() - b.until.getTime()),
     createdAt: row.created_at,
   };

@@ -112,6 +112,20 @@ export const migrations: readonly Migration[] = [
          WHERE previous_secret IS NOT NULL AND previous_secret_until IS NOT NULL AND removed_at IS NULL;
     `,
   },
+  {
+    version: 5,
+    name: 'pause webhook subscriptions, queue messages again, keep each message its last result',
+    sql: `
+      -- Set while paused: messages are still written for the subscription, and none is claimed.
+      ALTER TABLE webhook_subscriptions ADD COLUMN paused_at INTEGER;
+      -- The last attempt's answer or error, for webhook messages.
+      ALTER TABLE webhook_messages ADD COLUMN last_result TEXT;
+      -- When a resend, or the resume of a paused subscription, queued the message again: its retry
+      -- window runs from then rather than from created_at, which stays the plant's commit.
+      ALTER TABLE webhook_messages ADD COLUMN requeued_at INTEGER;
+      ALTER TABLE webhook_batches ADD COLUMN requeued_at INTEGER;
+    `,
+  },
 ];
 
 /** The version of the schema in `db`, or undefined when it holds no table of versions: no store of this service. */

@@ -1,7 +1,19 @@
 import type Database from 'better-sqlite3';
-import type { ClaimedMessage, NewSubscription, SecretRotation, Settlement, Subscription, SubscriptionSummary, WebhookStore } from '../webhook-store.js';
+import type {
+  ClaimedMessage,
+  MessageState,
+  NewSubscription,
+  OutboxMessage,
+  SecretRotation,
+  Settlement,
+  Subscription,
+  SubscriptionChange,
+  SubscriptionSummary,
+  WebhookStore,
+} from '../webhook-store.js';
 import { translateErrors } from './errors.js';
 import { decodePlantIds, type PlantRow, toNewPlant } from './plant-batch.js';
+import { listMessages, resendMessages } from './webhook-messages.js';
 
 interface SubscriptionRow {
   id: number;
@@ -10,6 +22,7 @@ interface SubscriptionRow {
   secret: string;
   key: string;
   created_at: number;
+  paused_at: number | null;
   /** JSON: `[secret, valid_until]` of each retired secret. */
   retired_secrets: string;
 }
@@ -23,6 +36,7 @@ interface SummaryRow {
   url: string;
   description: string | null;
   created_at: number;
+  paused_at: number | null;
   pending: number;
   delivered: number;
   failed: number;
@@ -51,11 +65,17 @@ export class SqliteWebhookStore implements WebhookStore {
       insert: db.prepare(
         `INSERT INTO webhook_subscriptions (url, description, secret, key, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *, '[]' AS retired_secrets`,
       ),
-      activeWithUrl: db.prepare('SELECT id FROM webhook_subscriptions WHERE url = ? AND removed_at IS NULL ORDER BY id LIMIT 1'),
+      activeWithUrl: db.prepare('SELECT id FROM webhook_subscriptions WHERE url = ? AND removed_at IS NULL AND id <> ? ORDER BY id LIMIT 1'),
+      update: db.prepare('UPDATE webhook_subscriptions SET url = ?, description = iif(?, ?, description) WHERE id = ? AND removed_at IS NULL'),
+      pause: db.prepare('UPDATE webhook_subscriptions SET paused_at = ? WHERE id = ? AND removed_at IS NULL AND paused_at IS NULL'),
+      resume: db.prepare('UPDATE webhook_subscriptions SET paused_at = NULL WHERE id = ? AND removed_at IS NULL AND paused_at IS NOT NULL'),
+      requeuePending: db.prepare(`UPDATE webhook_messages SET requeued_at = ? WHERE subscription_id = ? AND state = 'pending'`),
+      requeueBatches: db.prepare('UPDATE webhook_batches SET requeued_at = ? WHERE subscription_id = ?'),
+      isPaused: db.prepare('SELECT paused_at IS NOT NULL FROM webhook_subscriptions WHERE id = ?').pluck(),
       active: db.prepare(`SELECT s.*, ${RETIRED_SECRETS} FROM webhook_subscriptions s WHERE s.removed_at IS NULL ORDER BY s.id`),
       activeById: db.prepare(`SELECT s.*, ${RETIRED_SECRETS} FROM webhook_subscriptions s WHERE s.id = ? AND s.removed_at IS NULL`),
       summaries: db.prepare(
-        `SELECT s.id, s.url, s.description, s.created_at, s.delivered, s.failed, s.last_error, s.last_error_at, s.last_delivered_at,
+        `SELECT s.id, s.url, s.description, s.created_at, s.paused_at, s.delivered, s.failed, s.last_error, s.last_error_at, s.last_delivered_at,
                 (SELECT count(*) FROM webhook_messages m WHERE m.subscription_id = s.id AND m.state = 'pending')
                   + (SELECT coalesce(sum(b.plants), 0) FROM webhook_batches b WHERE b.subscription_id = s.id) AS pending
            FROM webhook_subscriptions s WHERE s.removed_at IS NULL ORDER BY s.id`,
@@ -64,9 +84,9 @@ export class SqliteWebhookStore implements WebhookStore {
       dropPending: db.prepare(`DELETE FROM webhook_messages WHERE subscription_id = ? AND state = 'pending'`),
       dropBatches: db.prepare('DELETE FROM webhook_batches WHERE subscription_id = ?'),
       dropRetired: db.prepare('DELETE FROM webhook_retired_secrets WHERE subscription_id = ?'),
-      nextBatch: db.prepare('SELECT id, created_at, plant_ids FROM webhook_batches WHERE subscription_id = ? ORDER BY id LIMIT 1'),
+      nextBatch: db.prepare('SELECT id, created_at, requeued_at, plant_ids FROM webhook_batches WHERE subscription_id = ? ORDER BY id LIMIT 1'),
       dropBatch: db.prepare('DELETE FROM webhook_batches WHERE id = ?'),
-      insertMessage: db.prepare('INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at) VALUES (?, ?, ?, ?)'),
+      insertMessage: db.prepare('INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at, requeued_at) VALUES (?, ?, ?, ?, ?)'),
       liveRetired: db.prepare(
         'SELECT count(*) AS live, min(valid_until) AS oldest FROM webhook_retired_secrets WHERE subscription_id = ? AND valid_until > ?',
       ),
@@ -81,20 +101,20 @@ export class SqliteWebhookStore implements WebhookStore {
             WHERE id IN (SELECT id FROM webhook_messages
                           WHERE subscription_id = ? AND state = 'pending' AND next_attempt_at <= ?
                           ORDER BY next_attempt_at, id LIMIT ?)
-            RETURNING id, plant_id, attempts, created_at`,
+            RETURNING id, plant_id, attempts, created_at, requeued_at`,
         )
         .safeIntegers(true),
       plant: db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true),
       delivered: db.prepare(
-        `UPDATE webhook_messages SET state = 'delivered', finished_at = ?, lease_owner = NULL
+        `UPDATE webhook_messages SET state = 'delivered', finished_at = ?, last_result = ?, lease_owner = NULL
           WHERE id = ? AND lease_owner = ? AND attempts = ? AND state = 'pending'`,
       ),
       retry: db.prepare(
-        `UPDATE webhook_messages SET next_attempt_at = ?, lease_owner = NULL
+        `UPDATE webhook_messages SET next_attempt_at = ?, last_result = ?, lease_owner = NULL
           WHERE id = ? AND lease_owner = ? AND attempts = ? AND state = 'pending'`,
       ),
       failed: db.prepare(
-        `UPDATE webhook_messages SET state = 'failed', finished_at = ?, lease_owner = NULL
+        `UPDATE webhook_messages SET state = 'failed', finished_at = ?, last_result = ?, lease_owner = NULL
           WHERE id = ? AND lease_owner = ? AND attempts = ? AND state = 'pending'`,
       ),
       countDelivered: db.prepare('UPDATE webhook_subscriptions SET delivered = delivered + ?, last_delivered_at = ? WHERE id = ?'),
@@ -109,7 +129,7 @@ export class SqliteWebhookStore implements WebhookStore {
         'DELETE FROM webhook_batches WHERE subscription_id IN (SELECT id FROM webhook_subscriptions WHERE removed_at IS NOT NULL)',
       ),
       backlog: db.prepare(
-        `SELECT s.id AS subscription_id,
+        `SELECT s.id AS subscription_id, s.paused_at IS NOT NULL AS paused,
                 (SELECT count(*) FROM webhook_messages m WHERE m.subscription_id = s.id AND m.state = 'pending')
                   + (SELECT coalesce(sum(b.plants), 0) FROM webhook_batches b WHERE b.subscription_id = s.id) AS pending,
                 (SELECT min(created_at) FROM (SELECT m.created_at FROM webhook_messages m WHERE m.subscription_id = s.id AND m.state = 'pending'
@@ -131,7 +151,7 @@ export class SqliteWebhookStore implements WebhookStore {
   async addSubscription(subscription: NewSubscription, allowDuplicate: boolean): Promise<Subscription | { duplicateOf: number }> {
     return translateErrors(() =>
       this.#inTransaction(() => {
-        const existing = allowDuplicate ? undefined : (this.#statements.activeWithUrl.get(subscription.url) as { id: number } | undefined);
+        const existing = allowDuplicate ? undefined : (this.#statements.activeWithUrl.get(subscription.url, 0) as { id: number } | undefined);
         if (existing !== undefined) return { duplicateOf: existing.id };
         const row = this.#statements.insert.get(
           subscription.url,
@@ -152,6 +172,7 @@ export class SqliteWebhookStore implements WebhookStore {
         url: row.url,
         description: row.description,
         createdAt: new Date(row.created_at),
+        pausedAt: row.paused_at === null ? null : new Date(row.paused_at),
         pending: row.pending,
         delivered: row.delivered,
         failed: row.failed,
@@ -160,6 +181,41 @@ export class SqliteWebhookStore implements WebhookStore {
         lastDeliveredAt: row.last_delivered_at === null ? null : new Date(row.last_delivered_at),
       })),
     );
+  }
+
+  async updateSubscription({ id, url, description }: SubscriptionChange, allowDuplicate: boolean): Promise<Subscription | { duplicateOf: number } | undefined> {
+    return translateErrors(() =>
+      this.#inTransaction(() => {
+        if (this.#statements.activeById.get(id) === undefined) return undefined;
+        const existing = allowDuplicate ? undefined : (this.#statements.activeWithUrl.get(url, id) as { id: number } | undefined);
+        if (existing !== undefined) return { duplicateOf: existing.id };
+        this.#statements.update.run(url, description === undefined ? 0 : 1, description ?? null, id);
+        return toSubscription(this.#statements.activeById.get(id) as SubscriptionRow);
+      }),
+    );
+  }
+
+  async setPaused(id: number, paused: boolean): Promise<boolean | undefined> {
+    return translateErrors(() =>
+      this.#inTransaction(() => {
+        if (this.#statements.activeById.get(id) === undefined) return undefined;
+        const now = Date.now();
+        if (paused) return this.#statements.pause.run(now, id).changes === 1;
+        if (this.#statements.resume.run(id).changes === 0) return false;
+        this.#statements.requeuePending.run(now, id);
+        this.#statements.requeueBatches.run(now, id);
+        return true;
+      }),
+    );
+  }
+
+  async listMessages(query: { subscriptionId: number; state?: MessageState; limit: number }): Promise<OutboxMessage[]> {
+    // One read transaction: the batches and the messages seen at one moment, no message counted in both.
+    return translateErrors(() => this.#db.transaction(() => listMessages(this.#db, query)).deferred());
+  }
+
+  async resendMessages(selection: { subscriptionId: number; messageId?: bigint }): Promise<{ queued: number; pending: number }> {
+    return translateErrors(() => this.#inTransaction(() => resendMessages(this.#db, selection, Date.now())));
   }
 
   async activeSubscriptions(): Promise<Subscription[]> {
@@ -195,9 +251,17 @@ export class SqliteWebhookStore implements WebhookStore {
   async claimMessages({ subscriptionId, owner, limit, leaseMs }: { subscriptionId: number; owner: string; limit: number; leaseMs: number }): Promise<ClaimedMessage[]> {
     return translateErrors(() =>
       this.#inTransaction(() => {
+        // Read in the claim's IMMEDIATE transaction: once a pause commits, no claim for it starts.
+        if (this.#statements.isPaused.get(subscriptionId) === 1) return [];
         const now = Date.now();
         const claim = (count: number) =>
-          this.#statements.claim.all(now + leaseMs, owner, subscriptionId, now, count) as { id: bigint; plant_id: bigint; attempts: bigint; created_at: bigint }[];
+          this.#statements.claim.all(now + leaseMs, owner, subscriptionId, now, count) as {
+            id: bigint;
+            plant_id: bigint;
+            attempts: bigint;
+            created_at: bigint;
+            requeued_at: bigint | null;
+          }[];
         let claimed = claim(limit);
         // Packed messages are unpacked only as claims need them: the rest of a backlog stays one row a batch.
         if (claimed.length < limit && this.#unpackBatches(subscriptionId, limit - claimed.length) > 0) claimed = claimed.concat(claim(limit - claimed.length));
@@ -207,6 +271,7 @@ export class SqliteWebhookStore implements WebhookStore {
             subscriptionId,
             attempt: Number(row.attempts),
             createdAt: new Date(Number(row.created_at)),
+            queuedAt: new Date(Number(row.requeued_at ?? row.created_at)),
             plant: toNewPlant(this.#statements.plant.get(row.plant_id) as PlantRow),
           }),
         );
@@ -222,10 +287,10 @@ export class SqliteWebhookStore implements WebhookStore {
   #unpackBatches(subscriptionId: number, wanted: number): number {
     let made = 0;
     while (made < wanted) {
-      const batch = this.#statements.nextBatch.get(subscriptionId) as { id: number; created_at: number; plant_ids: Uint8Array } | undefined;
+      const batch = this.#statements.nextBatch.get(subscriptionId) as { id: number; created_at: number; requeued_at: number | null; plant_ids: Uint8Array } | undefined;
       if (batch === undefined) break;
       for (const plantId of decodePlantIds(batch.plant_ids)) {
-        this.#statements.insertMessage.run(subscriptionId, plantId, batch.created_at, batch.created_at);
+        this.#statements.insertMessage.run(subscriptionId, plantId, batch.created_at, batch.created_at, batch.requeued_at);
         made += 1;
       }
       this.#statements.dropBatch.run(batch.id);
@@ -244,14 +309,14 @@ export class SqliteWebhookStore implements WebhookStore {
           const key = [settlement.messageId, owner, settlement.attempt] as const;
           switch (settlement.outcome) {
             case 'delivered':
-              if (this.#statements.delivered.run(now, ...key).changes === 1) countOf(settlement.subscriptionId).delivered += 1;
+              if (this.#statements.delivered.run(now, settlement.answer, ...key).changes === 1) countOf(settlement.subscriptionId).delivered += 1;
               break;
             case 'retry':
-              this.#statements.retry.run(now + settlement.retryInMs, ...key);
+              this.#statements.retry.run(now + settlement.retryInMs, settlement.error, ...key);
               this.#statements.lastError.run(settlement.error, now, settlement.subscriptionId);
               break;
             case 'failed':
-              if (this.#statements.failed.run(now, ...key).changes === 1) countOf(settlement.subscriptionId).failed += 1;
+              if (this.#statements.failed.run(now, settlement.error, ...key).changes === 1) countOf(settlement.subscriptionId).failed += 1;
               this.#statements.lastError.run(settlement.error, now, settlement.subscriptionId);
               break;
           }
@@ -273,10 +338,11 @@ export class SqliteWebhookStore implements WebhookStore {
     );
   }
 
-  async backlog(): Promise<{ subscriptionId: number; pending: number; oldestCreatedAt: Date | null }[]> {
+  async backlog(): Promise<{ subscriptionId: number; paused: boolean; pending: number; oldestCreatedAt: Date | null }[]> {
     return translateErrors(() =>
-      (this.#statements.backlog.all() as { subscription_id: number; pending: number; oldest: number | null }[]).map((row) => ({
+      (this.#statements.backlog.all() as { subscription_id: number; paused: number; pending: number; oldest: number | null }[]).map((row) => ({
         subscriptionId: row.subscription_id,
+        paused: row.paused === 1,
         pending: row.pending,
         oldestCreatedAt: row.oldest === null ? null : new Date(row.oldest),
       })),
@@ -296,6 +362,7 @@ function toSubscription(row: SubscriptionRow): Subscription {
     description: row.description,
     secret: row.secret,
     key: row.key,
+    pausedAt: row.paused_at === null ? null : new Date(row.paused_at),
     retiredSecrets: (JSON.parse(row.retired_secrets) as [string, number][])
       .map(([secret, until]) => ({ secret, until: new Date(until) }))
       .sort((a, b) => a.until.getTime() - b.until.getTime()),

@@ -1,0 +1,60 @@
+import type { Connections } from './primary-pool.js';
+import type { MessageState, OutboxMessage } from '../webhook-store.js';
+
+/** The subscription's messages, newest first (see `WebhookStore.listMessages`). */
+export async function listMessages(pool: Connections, { subscriptionId, state, limit }: { subscriptionId: number; state?: MessageState; limit: number }): Promise<OutboxMessage[]> {
+  const { rows } = await pool.query<{
+    id: string;
+    plant_id: string;
+    state: MessageState;
+    attempts: number;
+    created_at: Date;
+    next_attempt_at: Date;
+    finished_at: Date | null;
+    last_result: string | null;
+  }>(
+    `SELECT id, plant_id, state, attempts, created_at, next_attempt_at, finished_at, last_result FROM webhook_messages
+      WHERE subscription_id = $1 AND ($2::text IS NULL OR state = $2) ORDER BY id DESC LIMIT $3`,
+    [subscriptionId, state ?? null, limit],
+  );
+  return rows.map((row) => ({
+    id: BigInt(row.id),
+    plantId: BigInt(row.plant_id),
+    state: row.state,
+    attempts: row.attempts,
+    createdAt: row.created_at,
+    nextAttemptAt: row.state === 'pending' ? row.next_attempt_at : null,
+    finishedAt: row.finished_at,
+    lastResult: row.last_result,
+  }));
+}
+
+/**
+ * Queues finished messages again (see `WebhookStore.resendMessages`), in one
+ * statement, so one transaction: the messages, and the subscription's counts
+ * less those queued. The chosen rows are locked first, so what each was is
+ * read as it is updated, even beside a dispatcher settling it.
+ */
+export async function resendMessages(pool: Connections, { subscriptionId, messageId }: { subscriptionId: number; messageId?: bigint }): Promise<{ queued: number; pending: number }> {
+  const { rows } = await pool.query<{ queued: string; pending: string }>(
+    `WITH chosen AS (
+       SELECT id, state FROM webhook_messages
+        WHERE subscription_id = $1 AND CASE WHEN $2::bigint IS NULL THEN state = 'failed' ELSE id = $2 END
+          FOR UPDATE
+     ), queued AS (
+       UPDATE webhook_messages AS m
+          SET state = 'pending', attempts = 0, next_attempt_at = now(), requeued_at = now(), finished_at = NULL, lease_owner = NULL
+         FROM chosen AS c
+        WHERE m.id = c.id AND c.state <> 'pending'
+       RETURNING c.state AS was
+     ), counted AS (
+       UPDATE webhook_subscriptions
+          SET delivered = greatest(0, delivered - (SELECT count(*) FROM queued WHERE was = 'delivered')),
+              failed = greatest(0, failed - (SELECT count(*) FROM queued WHERE was = 'failed'))
+        WHERE id = $1
+     )
+     SELECT (SELECT count(*) FROM queued) AS queued, (SELECT count(*) FROM chosen WHERE state = 'pending') AS pending`,
+    [subscriptionId, messageId?.toString() ?? null],
+  );
+  return { queued: Number(rows[0]!.queued), pending: Number(rows[0]!.pending) };
+}
