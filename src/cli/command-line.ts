@@ -9,6 +9,8 @@ export { CommandFailed, EXIT, UsageError } from './command-errors.js';
 /** Everything a command needs from its surroundings, so that tests can run it in-process too. */
 export interface CommandContext {
   env: Readonly<Record<string, string | undefined>>;
+  /** What a command reads when told `-` (plants import). */
+  stdin: NodeJS.ReadableStream;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   /** The Node.js version running the command (`process.versions.node`). */
@@ -68,6 +70,18 @@ export async function runSubcommand(group: string, subcommands: Readonly<Record<
     throw new UsageError(`unknown ${group} subcommand ${JSON.stringify(subcommand)}; expected ${names.slice(0, -1).join(', ')} or ${names.at(-1)}`);
   }
   return run(rest, context);
+}
+
+/** The most plants a command writes in one transaction. */
+const MOST_BATCH = 100_000;
+
+/** A `--batch-size` flag's value: `fallback` when absent, else a whole number from 1 to 100000. */
+export function batchSize(text: string | undefined, fallback: number): number {
+  const size = text === undefined ? fallback : Number(text);
+  if (!Number.isInteger(size) || size < 1 || size > MOST_BATCH) {
+    throw new UsageError(`--batch-size must be a whole number from 1 to ${MOST_BATCH}, got ${JSON.stringify(text)}`);
+  }
+  return size;
 }
 
 /** Writes `rows` (the first one the header) as columns two spaces apart, each as wide as its widest cell. */

@@ -1,7 +1,7 @@
 import { loadSettings, parseDatabaseUrl } from '../config.js';
 import { newPlantToJson, type NewPlant } from '../plants/plant.js';
 import { plantPages, type Store } from '../store/store.js';
-import { type CommandContext, CommandFailed, helpText, parseCommandLine, UsageError } from './command-line.js';
+import { batchSize, type CommandContext, CommandFailed, helpText, parseCommandLine, UsageError } from './command-line.js';
 import { Progress } from './progress.js';
 import { openNamedStore } from './store-access.js';
 import { terminalJson } from './terminal-text.js';
@@ -31,10 +31,7 @@ export async function copyCommand(argv: readonly string[], context: CommandConte
     return 0;
   }
   if (values.from === undefined || values.to === undefined) throw new UsageError('copy needs --from URL and --to URL');
-  const batchSize = values['batch-size'] === undefined ? DEFAULT_BATCH : Number(values['batch-size']);
-  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100_000) {
-    throw new UsageError(`--batch-size must be a whole number from 1 to 100000, got ${JSON.stringify(values['batch-size'])}`);
-  }
+  const plantsPerBatch = batchSize(values['batch-size'], DEFAULT_BATCH);
   // Only the pool size: DATABASE_URL, the store a server would use, plays no part in a copy.
   const storeSettings = loadSettings(['databasePoolSize', 'databaseQueryTimeoutMs'], { env: context.env, flags: values as Record<string, string | undefined> });
   const from = parseDatabaseUrl(values.from, '--from');
@@ -48,7 +45,7 @@ export async function copyCommand(argv: readonly string[], context: CommandConte
     const target = await openNamedStore({ ...storeSettings, database: to }, { mayCreate: true });
     try {
       context.stderr.write(`plantstore: --to: ${target.note}\n`);
-      return await copy(source.store, target.store, batchSize, context);
+      return await copy(source.store, target.store, plantsPerBatch, context);
     } finally {
       await target.store.close();
     }

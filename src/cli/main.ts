@@ -31,13 +31,14 @@ Commands:
   webhook pause|resume ID   hold a subscription's deliveries back, let them go
   webhook ping ID           post a signed test event to a subscription now
   plants export             print every plant, one JSON object a line
+  plants import FILE|-      store the plants of an export; writes no webhook messages
   copy --from URL --to URL  copy every token and plant to another store
   config [--json]           print the effective settings, secrets masked
   schema [--json]           show the store's schema version and what this build would migrate
   version                   print this build's version (also --version)
 
-Commands that use a store name it on stderr. All but serve, token create and
-copy --to refuse a store that does not exist, and create nothing.
+Commands that use a store name it on stderr. All but serve, token create,
+plants import and copy --to refuse a store that does not exist, and create nothing.
 Run \`plantstore help <command>\` or \`plantstore <command> --help\` for its options and settings.
 `;
 
@@ -102,5 +103,14 @@ function help([command, ...rest]: readonly string[], context: CommandContext): P
 }
 
 function processContext(): CommandContext {
-  return { env: process.env, stdout: process.stdout, stderr: process.stderr, nodeVersion: process.versions.node };
+  return {
+    env: process.env,
+    // Read only when a command asks: making process.stdin opens a handle on it, which `serve` has no use for.
+    get stdin() {
+      return process.stdin;
+    },
+    stdout: process.stdout,
+    stderr: process.stderr,
+    nodeVersion: process.versions.node,
+  };
 }

@@ -1,35 +1,13 @@
-import { STORE_SETTINGS } from '../config.js';
-import { newPlantToJson } from '../plants/plant.js';
-import { plantPages } from '../store/store.js';
-import { type CommandContext, helpText, parseCommandLine, UsageError, withStore } from './command-line.js';
-import { terminalJson } from './terminal-text.js';
+import { type CommandContext, helpText, runSubcommand } from './command-line.js';
+import { plantsExport } from './plants-export.js';
+import { plantsImport } from './plants-import.js';
 
 export const plantsHelp = helpText(
-  'plantstore plants export [options]',
-  'Writes every stored plant to stdout, one JSON object a line, by ascending id; ids are exact.',
-  STORE_SETTINGS,
+  'plantstore plants <export|import> [options]',
+  'Moves plants out of and into the store named by DATABASE_URL, as JSON lines.\n' +
+    'Run `plantstore plants SUBCOMMAND --help` for the options of each.',
 );
 
-const PAGE_SIZE = 1000;
-
-export async function plantsCommand(argv: readonly string[], context: CommandContext): Promise<number> {
-  const [subcommand, ...rest] = argv;
-  if (subcommand === undefined || subcommand === '--help' || subcommand === '-h') {
-    context.stdout.write(plantsHelp);
-    return subcommand === undefined ? 2 : 0;
-  }
-  if (subcommand !== 'export') throw new UsageError(`unknown plants subcommand ${JSON.stringify(subcommand)}; expected export`);
-  const { values } = parseCommandLine(rest, { options: {}, settingNames: STORE_SETTINGS });
-  if (values.help) {
-    context.stdout.write(plantsHelp);
-    return 0;
-  }
-  return withStore(values, context, async (store) => {
-    for await (const page of plantPages(store, PAGE_SIZE)) {
-      // Names are the API clients' words: escaped so that they cannot drive the terminal an export is printed on.
-      const lines = terminalJson(page.map((plant) => `${newPlantToJson(plant)}\n`).join(''));
-      if (!context.stdout.write(lines)) await new Promise((resolve) => context.stdout.once('drain', resolve));
-    }
-    return 0;
-  });
+export function plantsCommand(argv: readonly string[], context: CommandContext): Promise<number> {
+  return runSubcommand('plants', { export: plantsExport, import: plantsImport }, plantsHelp, argv, context);
 }

@@ -1,6 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { parseExactJson } from '../contract/exact-json.js';
-import { serializePlant, validateNewPlant } from '../contract/plant-codecs.js';
+import { serializePlant } from '../contract/plant-codecs.js';
 import { ServiceError } from '../errors.js';
 import type { Metrics } from '../observability/metrics.js';
 import { createPlant } from '../plants/create-plant.js';
@@ -11,8 +10,9 @@ import type { ExtraHeaders } from './answer-headers.js';
 import type { AuthFailureLimiter } from './auth-failure-limiter.js';
 import { refusedAuthentication } from './auth-refusal.js';
 import { bearerToken } from './bearer-token.js';
-import { errorAnswer, invalidPlant, type RequestLog } from './error-answer.js';
+import { errorAnswer, type RequestLog } from './error-answer.js';
 import { mediaTypeProblem } from './json-media-type.js';
+import { readNewPlant } from './read-new-plant.js';
 
 export interface CreatePipelineDeps {
   writer: PlantWriter;
@@ -94,20 +94,16 @@ export class CreatePipeline {
 
   /** The body's text to its answer: the exact parse, validation, then the create. */
   create(text: string, request: PendingCreate): void {
-    let plant: unknown;
+    let plant: NewPlant;
     try {
-      plant = parseExactJson(text);
+      plant = readNewPlant(text);
     } catch (error) {
       this.fail(request, error);
       return;
     }
-    if (!validateNewPlant(plant)) {
-      this.fail(request, invalidPlant(validateNewPlant.errors!));
-      return;
-    }
     const metrics = this.#deps.metrics;
     try {
-      createPlant(this.#deps.writer, plant as NewPlant, (error, created) => {
+      createPlant(this.#deps.writer, plant, (error, created) => {
         if (error === undefined) {
           metrics.countCreate(created!.outcome);
           request.answer(200, serializePlant(created!.plant), undefined);

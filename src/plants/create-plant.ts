@@ -16,21 +16,30 @@ export type Created = { plant: Plant; outcome: 'created' | 'replayed' };
  * see PlantWriter.
  */
 export function createPlant(writer: PlantWriter, plant: NewPlant, done: (error: unknown, created?: Created) => void): void {
-  checkStorableText('name', plant.name);
-  if (plant.tag !== undefined) checkStorableText('tag', plant.tag);
+  checkStorablePlant(plant);
   writer.add(plant, (error, result) => {
     if (error !== undefined) done(error);
-    else if (result!.outcome === 'conflict') done(new ServiceError('PLANT_CONFLICT', { detail: `id ${plant.id} is taken by another plant` }));
+    else if (result!.outcome === 'conflict') done(plantConflict(plant.id));
     else done(undefined, { plant: toPlant(plant), outcome: result!.outcome });
   });
+}
+
+/** The error of a plant whose id another plant holds. */
+export function plantConflict(id: bigint): ServiceError {
+  return new ServiceError('PLANT_CONFLICT', { detail: `id ${id} is taken by another plant` });
 }
 
 /**
  * Every store keeps text as UTF-8, which cannot hold a lone UTF-16 surrogate,
  * and PostgreSQL's text cannot hold U+0000. Such a string would come back
  * changed, and a retry of it would then conflict with itself, so it is
- * refused up front.
+ * refused up front: throws INVALID_PLANT.
  */
+export function checkStorablePlant(plant: NewPlant): void {
+  checkStorableText('name', plant.name);
+  if (plant.tag !== undefined) checkStorableText('tag', plant.tag);
+}
+
 function checkStorableText(field: string, value: string): void {
   if (!value.isWellFormed()) {
     throw new ServiceError('INVALID_PLANT', { detail: `${field} must be valid Unicode text (it holds a lone surrogate)` });

@@ -41,6 +41,14 @@ export interface Store extends PlantBatchWriter {
    */
   importTokens(tokens: readonly StoredToken[]): Promise<number>;
 
+  /**
+   * Stores plants taken from elsewhere (`plantstore plants import`) as
+   * `createPlants` does, in one durable transaction with the same outcome
+   * per plant, but writes no webhook message: these plants are restored,
+   * not created, and were announced when they were first created.
+   */
+  importPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]>;
+
   /** How many plants are stored. */
   countPlants(): Promise<bigint>;
 

@@ -37,3 +37,17 @@ test('elsewhere, the final line is not written again when the last line already 
   progress.update(10n, true);
   assert.equal(text(), 'copy: plants: 10/10 (100%)\n');
 });
+
+test('without a total, progress is the count alone, as a bar or as plain lines', () => {
+  const terminal = capture(true);
+  const onTerminal = new Progress(terminal.stream, 'plants import (bytes)', undefined);
+  onTerminal.update(50n);
+  onTerminal.update(200n, true);
+  assert.equal(terminal.text(), '\rplants import (bytes) 50\rplants import (bytes) 200\n');
+  const log = capture(false);
+  const inLog = new Progress(log.stream, 'plants import (bytes)', undefined);
+  inLog.update(50n);
+  inLog.update(100n);
+  inLog.update(200n, true);
+  assert.equal(log.text(), 'plants import (bytes): 50\nplants import (bytes): 200\n');
+});

@@ -1,4 +1,4 @@
-import { Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { main } from '../../src/cli/main.js';
 import type { CliResult } from './processes.js';
 
@@ -13,12 +13,13 @@ class Collected extends Writable {
 
 /**
  * Runs `plantstore ARGS` in this process, through the same `main()` that
- * bin/plantstore calls, with `env` as its whole environment: for commands
- * that neither listen nor wait for a signal, many times faster than a child process.
+ * bin/plantstore calls, with `env` as its whole environment and `stdin` as
+ * its input (none by default): for commands that neither listen nor wait for
+ * a signal, many times faster than a child process.
  */
-export async function runMain(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
+export async function runMain(args: readonly string[], env: Record<string, string> = {}, stdin: string = ''): Promise<CliResult> {
   const stdout = new Collected();
   const stderr = new Collected();
-  const code = await main(args, { env, stdout, stderr, nodeVersion: process.versions.node });
+  const code = await main(args, { env, stdin: Readable.from([Buffer.from(stdin)]), stdout, stderr, nodeVersion: process.versions.node });
   return { code, stdout: stdout.text, stderr: stderr.text };
 }

@@ -257,6 +257,46 @@ export function storeContract(backend: string, openFresh: (t: TestContext) => Pr
     );
   });
 
+  test(`${backend}: an import has the outcomes of a create, in one transaction, and writes no webhook message`, async (t) => {
+    const store = await openFresh(t);
+    await createOne(store, { id: 1n, name: 'old' });
+    const subscription = await addSubscription(store, 'http://127.0.0.1:9/one');
+    let told = 0;
+    store.webhooks.onMessagesWritten(() => (told += 1));
+    const id = 2n ** 63n - 1n;
+    const results = await store.importPlants([
+      { id, name: 'Fern', tag: 'leafy' },
+      { id: 1n, name: 'other' },
+      { id: 1n, name: 'old' },
+      { id: 3n, name: 'twice' },
+      { id: 3n, name: 'twice' },
+      { id: 3n, name: 'third' },
+      { id: -(2n ** 63n), name: 'Moss', tag: '' },
+    ]);
+    assert.deepEqual(results, [
+      { outcome: 'created' },
+      { outcome: 'conflict', existing: { id: 1n, name: 'old' } },
+      { outcome: 'replayed' },
+      { outcome: 'created' },
+      { outcome: 'replayed' },
+      { outcome: 'conflict', existing: { id: 3n, name: 'twice' } },
+      { outcome: 'created' },
+    ]);
+    assert.deepEqual(await store.listPlants({ limit: 10 }), [
+      { id: -(2n ** 63n), name: 'Moss', tag: '' },
+      { id: 1n, name: 'old' },
+      { id: 3n, name: 'twice' },
+      { id, name: 'Fern', tag: 'leafy' },
+    ]);
+    assert.deepEqual(await store.importPlants([]), []);
+    assert.equal(told, 0, 'no message, so none to tell of');
+    assert.deepEqual((await store.webhooks.listSubscriptions()).map((listed) => [listed.id, listed.pending]), [[subscription.id, 0]]);
+    assert.deepEqual(await store.webhooks.claimMessages({ subscriptionId: subscription.id, owner: 'a', limit: 10, leaseMs: 60_000 }), []);
+    // The outbox still works for the plants created afterwards.
+    await createOne(store, { id: 4n, name: 'created' });
+    assert.deepEqual((await store.webhooks.listSubscriptions()).map((listed) => listed.pending), [1]);
+  });
+
   test(`${backend}: a claim leases messages to one owner; after the lease another owner takes them, and the first can no longer settle`, async (t) => {
     const store = await openFresh(t);
     const subscription = await addSubscription(store, 'http://127.0.0.1:9/hook');

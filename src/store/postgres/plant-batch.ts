@@ -34,16 +34,24 @@ interface BatchOutcome {
  * database's CPU a batch) to insert the first, and does not rest on the order
  * in which the executor reads unnest's rows, which SQL does not promise.
  */
-export const INSERT_PLANTS = `WITH inserted AS (
+export const INSERT_PLANTS = `WITH ${insertedAndAnswer('(SELECT count(*) FROM outbox)::INTEGER', `, ${OUTBOX_OF_INSERTED}`)}`;
+
+/** `INSERT_PLANTS` without the outbox, for plants restored rather than created (`restore`). */
+export const RESTORE_PLANTS = `WITH ${insertedAndAnswer('0', '')}`;
+
+/** The batch's insert and its answer, with `messages` as its messages_written and `outbox` as the query that writes them. */
+function insertedAndAnswer(messages: string, outbox: string): string {
+  return `inserted AS (
   INSERT INTO plants (id, name, tag)
   SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
   ON CONFLICT (id) DO NOTHING
   RETURNING id
-), ${OUTBOX_OF_INSERTED}
+)${outbox}
 SELECT count(*)::INTEGER AS plants_created,
-       (SELECT count(*) FROM outbox)::INTEGER AS messages_written,
+       ${messages} AS messages_written,
        CASE WHEN count(*) < cardinality($1::bigint[]) THEN array_agg(inserted.id::TEXT) END AS created_ids
   FROM inserted`;
+}
 
 /**
  * `INSERT_PLANTS` as a named prepared statement, parsed and planned once a
@@ -60,6 +68,9 @@ export const INSERT_PLANTS_NAME = `plantstore_insert_plants_${createHash('sha256
  * statement is planned once per server connection, inside the server.
  */
 export const CALL_CREATE_PLANT_BATCH = 'SELECT plants_created, messages_written, created_ids FROM create_plant_batch($1::bigint[], $2::text[], $3::text[])';
+
+/** A batch statement's parameters: the ids (as text), names and tags of the first plant of each id. */
+type BatchValues = [string[], string[], (string | null)[]];
 
 /** What the server answers when a named statement is not on the connection (26000) or is there already (42P05). */
 const PREPARED_STATEMENT_LOST = new Set(['26000', '42P05']);
@@ -92,13 +103,26 @@ export class PostgresPlantBatch {
     return this.#prepared;
   }
 
-  async write(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
+  write(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
+    return this.#write(plants, (values) => this.#insert(values));
+  }
+
+  /**
+   * The plants with the same outcomes as `write`'s, and no webhook message.
+   * Sent unnamed, so through any pooler: restores are rare, and a batch's
+   * parse is little next to its thousand rows.
+   */
+  restore(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
+    return this.#write(plants, async (values) => (await this.#pool.query<BatchOutcome>(RESTORE_PLANTS, values)).rows[0]!);
+  }
+
+  async #write(plants: readonly NewPlant[], insert: (values: BatchValues) => Promise<BatchOutcome>): Promise<CreatePlantResult[]> {
     if (plants.length === 0) return [];
     const firsts = firstOfEachId(plants);
     const ids = firsts.map((plant) => plant.id.toString());
     const names = firsts.map((plant) => plant.name);
     const tags = firsts.map((plant) => plant.tag ?? null);
-    const outcome = await this.#insert([ids, names, tags]);
+    const outcome = await insert([ids, names, tags]);
     if (outcome.messages_written > 0) this.#onMessages();
     // As many created as plants means every one was (the ids were distinct).
     if (outcome.plants_created === plants.length) return plants.map(() => CREATED);
@@ -116,7 +140,7 @@ export class PostgresPlantBatch {
     });
   }
 
-  async #insert(values: [string[], string[], (string | null)[]]): Promise<BatchOutcome> {
+  async #insert(values: BatchValues): Promise<BatchOutcome> {
     if (this.#prepared) {
       try {
         const { rows } = await this.#pool.query<BatchOutcome>({ name: INSERT_PLANTS_NAME, text: INSERT_PLANTS, values });

@@ -109,6 +109,10 @@ export class PostgresStore implements Store {
     return translateErrors(() => this.#plantBatch.write(plants));
   }
 
+  async importPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
+    return translateErrors(() => this.#plantBatch.restore(plants));
+  }
+
   /** Whether batches go as a named prepared statement (see `PostgresPlantBatch`). */
   get preparedStatements(): boolean {
     return this.#plantBatch.preparedStatements;

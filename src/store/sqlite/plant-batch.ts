@@ -21,11 +21,12 @@ export function toNewPlant(row: PlantRow): NewPlant {
  * messages in the same transaction (the outbox): one webhook_batches row per
  * active subscription, holding the ids of every plant the batch created, so a
  * subscription costs a batch one row rather than a plant one. `onMessages` is
- * told after the commit.
+ * told after the commit. A batch that is restored (`restore`) is the same
+ * transaction without the outbox.
  */
 export class SqlitePlantBatch {
   readonly #statements;
-  readonly #transaction: Database.Transaction<(plants: readonly NewPlant[]) => CreatePlantResult[]>;
+  readonly #transaction: Database.Transaction<(plants: readonly NewPlant[], announce: boolean) => CreatePlantResult[]>;
   readonly #onMessages: () => void;
   #wroteMessages = false;
 
@@ -37,17 +38,22 @@ export class SqlitePlantBatch {
       subscriptions: db.prepare('SELECT id FROM webhook_subscriptions WHERE removed_at IS NULL').pluck(),
       insertMessages: db.prepare('INSERT INTO webhook_batches (subscription_id, created_at, plants, plant_ids) VALUES (?, ?, ?, ?)'),
     };
-    this.#transaction = db.transaction((plants: readonly NewPlant[]) => this.#insert(plants));
+    this.#transaction = db.transaction((plants: readonly NewPlant[], announce: boolean) => this.#insert(plants, announce));
     this.#onMessages = onMessages;
   }
 
   write(plants: readonly NewPlant[]): CreatePlantResult[] {
-    const results = this.#transaction.immediate(plants);
+    const results = this.#transaction.immediate(plants, true);
     if (this.#wroteMessages) this.#onMessages();
     return results;
   }
 
-  #insert(plants: readonly NewPlant[]): CreatePlantResult[] {
+  /** The plants with the same outcomes as `write`'s, and no webhook message. */
+  restore(plants: readonly NewPlant[]): CreatePlantResult[] {
+    return this.#transaction.immediate(plants, false);
+  }
+
+  #insert(plants: readonly NewPlant[], announce: boolean): CreatePlantResult[] {
     const now = Date.now();
     const created: bigint[] = [];
     const results = plants.map((plant): CreatePlantResult => {
@@ -57,7 +63,7 @@ export class SqlitePlantBatch {
       }
       return outcomeAgainst(toNewPlant(this.#statements.find.get(plant.id) as PlantRow), plant);
     });
-    const subscribers = created.length === 0 ? [] : (this.#statements.subscriptions.all() as number[]);
+    const subscribers = created.length === 0 || !announce ? [] : (this.#statements.subscriptions.all() as number[]);
     if (subscribers.length > 0) {
       const ids = encodePlantIds(created);
       for (const subscriptionId of subscribers) this.#statements.insertMessages.run(subscriptionId, now, created.length, ids);

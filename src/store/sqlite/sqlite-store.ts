@@ -162,6 +162,10 @@ export class SqliteStore implements Store {
     return translateErrors(() => this.#plantBatch.write(plants));
   }
 
+  async importPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
+    return translateErrors(() => this.#plantBatch.restore(plants));
+  }
+
   /** Runs `work` in one IMMEDIATE transaction. */
   #inTransaction<T>(work: () => T): T {
     return this.#db.transaction(work).immediate();
