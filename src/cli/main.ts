@@ -1,9 +1,11 @@
 import { unsupportedNodeLine } from '../node-lines.js';
+import { backupCommand } from './backup-command.js';
 import { type CommandContext, EXIT, type Subcommand, UsageError } from './command-line.js';
 import { configCommand } from './config-command.js';
 import { copyCommand } from './copy-command.js';
 import { describeFailure } from './failure.js';
 import { plantsCommand } from './plants-command.js';
+import { restoreCommand } from './restore-command.js';
 import { schemaCommand } from './schema-command.js';
 import { serveCommand } from './serve-command.js';
 import { tokenCommand } from './token-command.js';
@@ -33,12 +35,14 @@ Commands:
   plants export             print every plant, one JSON object a line
   plants import FILE|-      store the plants of an export; writes no webhook messages
   copy --from URL --to URL  copy every token and plant to another store
+  backup FILE               write a consistent copy of the SQLite store to FILE, while servers run
+  restore FILE              put a backup in place of the SQLite store; servers stopped
   config [--json]           print the effective settings, secrets masked
   schema [--json]           show the store's schema version and what this build would migrate
   version                   print this build's version (also --version)
 
 Commands that use a store name it on stderr. All but serve, token create,
-plants import and copy --to refuse a store that does not exist, and create nothing.
+plants import, copy --to and restore refuse a store that does not exist, and create nothing.
 Run \`plantstore help <command>\` or \`plantstore <command> --help\` for its options and settings.
 `;
 
@@ -49,6 +53,8 @@ const commands: Readonly<Record<string, Subcommand>> = {
   webhook: webhookCommand,
   plants: plantsCommand,
   copy: copyCommand,
+  backup: backupCommand,
+  restore: restoreCommand,
   config: configCommand,
   schema: schemaCommand,
   version: versionCommand,

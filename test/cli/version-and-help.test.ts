@@ -23,7 +23,7 @@ test("the server's start line carries the version", async (t) => {
 });
 
 test("plantstore help COMMAND prints that command's own help, exit 0", async () => {
-  const commands = [['serve'], ['token'], ['token', 'create'], ['token', 'list'], ['token', 'revoke'], ['webhook'], ['webhook', 'add'], ['webhook', 'update'], ['webhook', 'messages'], ['webhook', 'resend'], ['webhook', 'pause'], ['webhook', 'ping'], ['plants'], ['plants', 'export'], ['plants', 'import'], ['copy'], ['config'], ['schema'], ['version']];
+  const commands = [['serve'], ['token'], ['token', 'create'], ['token', 'list'], ['token', 'revoke'], ['webhook'], ['webhook', 'add'], ['webhook', 'update'], ['webhook', 'messages'], ['webhook', 'resend'], ['webhook', 'pause'], ['webhook', 'ping'], ['plants'], ['plants', 'export'], ['plants', 'import'], ['copy'], ['backup'], ['restore'], ['config'], ['schema'], ['version']];
   for (const command of commands) {
     const viaHelp = await runMain(['help', ...command]);
     const viaFlag = await runMain([...command, '--help']);

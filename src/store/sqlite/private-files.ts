@@ -27,13 +27,16 @@ export function makePrivateFolders(folder: string): void {
  * for a new database.
  */
 export function makePrivateFile(path: string): void {
-  let fd: number;
   try {
-    fd = openSync(path, 'wx', PRIVATE_FILE);
+    makeNewPrivateFile(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return;
-    throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
+}
+
+/** Makes `path` an empty file, 0600 from its first moment; throws EEXIST when a file is there. */
+export function makeNewPrivateFile(path: string): void {
+  const fd = openSync(path, 'wx', PRIVATE_FILE);
   try {
     fchmodSync(fd, PRIVATE_FILE);
   } finally {

@@ -14,11 +14,13 @@ import {
   type TokenRef,
   type TokenUse,
 } from '../store.js';
+import { backUpStore, type BackupReport } from './backup.js';
 import { sqliteDriver } from './driver.js';
 import { translateErrors } from './errors.js';
 import { migrate, migrations, schemaVersion } from './migrations.js';
 import { type PlantRow, SqlitePlantBatch, toNewPlant } from './plant-batch.js';
 import { makePrivateFile, makePrivateFolders } from './private-files.js';
+import { type RestoreReport, restoreStore } from './restore.js';
 import { SqliteWebhookStore } from './webhook-store.js';
 
 /** How long a statement waits for a lock another process holds (the command line writes the same file), and how long a new file's switch to WAL is tried again. */
@@ -156,6 +158,19 @@ export class SqliteStore implements Store {
         db.close();
       }
     });
+  }
+
+  /**
+   * Puts the backup `file` in place of the store at `path`, or makes the
+   * store from it; refused while any process has the store open (restore.ts).
+   */
+  static restore(file: string, path: string, options: { replace: boolean }): Promise<RestoreReport> {
+    return restoreStore(file, path, options);
+  }
+
+  /** Writes a consistent copy of the store to `target` while servers go on writing it (backup.ts). */
+  backup(target: string, options: { replace: boolean }): Promise<BackupReport> {
+    return backUpStore(this.#db.name, target, options);
   }
 
   async createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {

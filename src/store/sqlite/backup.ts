@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, renameSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { sqliteDriver } from './driver.js';
+import { makeNewPrivateFile } from './private-files.js';
+import {
+  checkStoreFile,
+  companionsOf,
+  isPartOfStore,
+  presentCompanions,
+  removeFiles,
+  type StoreFileContents,
+  StoreFileRefused,
+  syncToDisk,
+} from './store-files.js';
+
+/** What a backup wrote: the file, its size in bytes, and what it holds. */
+export interface BackupReport extends StoreFileContents {
+  file: string;
+  bytes: number;
+}
+
+/** Pages a step of the copy: 4 MiB of SQLite's 4 KiB pages. The copy reads one snapshot, so the size of a step sets only how often it yields. */
+const PAGES_PER_STEP = 1024;
+/** How long opening the store waits for the lock of a migrating process. */
+const BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * Writes a consistent copy of the store at `store` to `target` while
+ * servers go on writing it. The copy goes to a new file beside the target,
+ * made 0600; it is made a single file (no log to read beside it), checked
+ * read-only, written to the disk, and only then renamed over the target,
+ * whose folder is then written to the disk too. On a failure that file is
+ * removed and the target is left as it was. A target that exists is
+ * replaced only with `replace`; the store itself, and a target with a log
+ * or journal beside it that SQLite would read into the copy, are refused.
+ */
+export async function backUpStore(store: string, target: string, { replace }: { replace: boolean }): Promise<BackupReport> {
+  refuseTarget(store, target, replace);
+  const temporary = `${target}.tmp-${randomBytes(6).toString('hex')}`;
+  makeNewPrivateFile(temporary);
+  let contents: StoreFileContents;
+  try {
+    await copySnapshot(store, temporary);
+    makeSingleFile(temporary);
+    contents = checkStoreFile(temporary, `the copy of ${store}`);
+    syncToDisk(temporary);
+    renameSync(temporary, target);
+  } catch (error) {
+    removeFiles([temporary, ...companionsOf(temporary)]);
+    throw error;
+  }
+  syncToDisk(dirname(target));
+  return { file: target, bytes: statSync(target).size, ...contents };
+}
+
+function refuseTarget(store: string, target: string, replace: boolean): void {
+  if (!existsSync(dirname(target)) || !statSync(dirname(target)).isDirectory()) throw new StoreFileRefused(`the folder of ${target} does not exist`);
+  if (isPartOfStore(target, store)) throw new StoreFileRefused(`${target} is the store itself, or one of its files; back up to another file`);
+  if (existsSync(target)) {
+    if (statSync(target).isDirectory()) throw new StoreFileRefused(`${target} is a folder; name the backup file`);
+    if (!replace) throw new StoreFileRefused(`${target} exists`);
+  }
+  const [companion] = presentCompanions(target);
+  if (companion !== undefined) {
+    throw new StoreFileRefused(`${companion} exists: SQLite would read it into the backup when it is opened; remove it, or back up to another name`);
+  }
+}
+
+/**
+ * Copies the store into `file` with SQLite's online backup, in steps, from
+ * one read transaction held across them. Without it each step reads afresh,
+ * and a commit by another connection (a server's) between two steps restarts
+ * the copy from its first page: under steady creates it never ends. In WAL
+ * mode a reader holds up no writer; the log grows while the copy reads, and
+ * the next checkpoint after it takes that back.
+ */
+async function copySnapshot(store: string, file: string): Promise<void> {
+  const db = new (sqliteDriver())(store, { fileMustExist: true });
+  try {
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.exec('BEGIN');
+    db.prepare('SELECT count(*) FROM schema_migrations').get();
+    try {
+      await db.backup(file, { progress: () => PAGES_PER_STEP });
+    } finally {
+      db.exec('COMMIT');
+    }
+  } finally {
+    db.close();
+  }
+}
+
+/** Takes the copy out of WAL mode, which it has from the store's first page, so that it is read without a log beside it. */
+function makeSingleFile(file: string): void {
+  const db = new (sqliteDriver())(file, { fileMustExist: true });
+  try {
+    const mode = db.pragma('journal_mode = DELETE', { simple: true });
+    if (mode !== 'delete') throw new Error(`the copy stayed in journal mode ${String(mode)}`);
+  } finally {
+    db.close();
+  }
+}
