@@ -3,18 +3,13 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { headingAnchors } from './helpers/markdown.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const pages = ['README.md', 'SECURITY.md', 'packages/client/README.md', ...readdirSync(join(ROOT, 'docs')).map((page) => `docs/${page}`)];
 const text = (page: string) => readFileSync(join(ROOT, page), 'utf8');
 
-/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
-const anchor = (heading: string) =>
-  heading
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N} _-]/gu, '')
-    .replaceAll(' ', '-');
-const anchorsOf = (page: string) => new Set([...text(page).matchAll(/^#+ (.+)$/gm)].map(([, heading]) => anchor(heading!)));
+const anchorsOf = (page: string) => headingAnchors(text(page));
 
 test('the README is a front door of at most 8,000 characters', () => {
   const length = [...text('README.md')].length;

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
+import { headingAnchors } from '../helpers/markdown.js';
 import { requireOrSkip } from '../helpers/require-or-skip.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -38,12 +39,6 @@ const dashboard = JSON.parse(readFileSync(join(ROOT, DASHBOARD), 'utf8')) as {
 };
 const dashboardQueries = dashboard.panels.flatMap((panel) => (panel.targets ?? []).map((target) => ({ panel: panel.title, expr: target.expr })));
 
-/** GitHub's anchor for a heading, as test/documentation.test.ts computes it. */
-const anchor = (heading: string) =>
-  heading
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N} _-]/gu, '')
-    .replaceAll(' ', '-');
 
 /** The cached promtool (scripts/promtool.sh --cached installs nothing), else one on PATH; undefined when neither is there. */
 async function findPromtool(): Promise<string | undefined> {
@@ -58,7 +53,7 @@ async function findPromtool(): Promise<string | undefined> {
 }
 
 test('every alert has a severity of page or ticket, a summary, a description and a runbook that docs/operations.md has', () => {
-  const headings = new Set([...readFileSync(join(ROOT, 'docs/operations.md'), 'utf8').matchAll(/^#+ (.+)$/gm)].map(([, heading]) => anchor(heading!)));
+  const headings = headingAnchors(readFileSync(join(ROOT, 'docs/operations.md'), 'utf8'));
   assert.ok(alerts.length > 0);
   for (const rule of alerts) {
     assert.match(rule.labels?.['severity'] ?? '', /^(page|ticket)$/, rule.alert);
