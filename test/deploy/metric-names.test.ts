@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { sqlite } from '../helpers/backends.js';
-import { startServer } from '../helpers/processes.js';
+import { createToken, startServer } from '../helpers/processes.js';
 
 /** What watches the service: the alerts, their unit tests' series, and the dashboard. */
 const FILES = ['deploy/prometheus/alerts.yml', 'deploy/prometheus/alerts.test.yml', 'deploy/grafana/plantstore.json'];
@@ -26,10 +26,21 @@ function seriesNames(exposition: string): Set<string> {
   return names;
 }
 
-test('every plantstore_ metric the alerts and the dashboard name is one GET /metrics serves, and every bucket they read is one of its buckets', async (t) => {
-  const server = await startServer(t, { DATABASE_URL: await sqlite.freshUrl(t) });
-  // One answer first, so that the request histogram has a series whose buckets show.
-  assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
+/** The labels whose values name what a series is of, rather than how it went: a misspelt route or method matches nothing, silently. */
+const ROUTE_LABELS = ['route', 'method'];
+
+test('every plantstore_ metric the alerts and the dashboard name is one GET /metrics serves, with the routes, methods and buckets they read', async (t) => {
+  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
+  const server = await startServer(t, env);
+  // A create and a readiness poll first, so that the request histogram has the series the rules select.
+  const token = await createToken(env, 'metrics');
+  const created = await fetch(`${server.url}/plants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: '{"id":1,"name":"Fern"}',
+  });
+  assert.equal(created.status, 200);
+  assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
   const response = await fetch(`${server.url}/metrics`);
   assert.equal(response.status, 200);
   const exposition = await response.text();
@@ -40,6 +51,13 @@ test('every plantstore_ metric the alerts and the dashboard name is one GET /met
     const used = namesIn(text);
     assert.ok(used.size > 0, `${file} names no plantstore_ metric`);
     for (const name of used) assert.ok(served.has(name), `${file}: ${name} is not served by GET /metrics`);
+    for (const [, name, matchers] of text.matchAll(/(plantstore_\w+)\{([^}]*)\}/g)) {
+      for (const [, label, value] of matchers!.matchAll(/(\w+)=\\?"([^"\\]*)\\?"/g)) {
+        if (!ROUTE_LABELS.includes(label!)) continue;
+        const series = new RegExp(`^${name}\\{[^}]*${label}="${value!.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}"`, 'm');
+        assert.match(exposition, series, `${file}: ${name} has no series with ${label}="${value}"`);
+      }
+    }
     for (const [, histogram, le] of text.matchAll(/(plantstore_\w+)_bucket\{[^}]*le=\\?"([^"\\]+)\\?"/g)) {
       const bucket = new RegExp(`^${histogram}_bucket\\{le="${le!.replaceAll('.', '\\.')}"`, 'm');
       assert.match(exposition, bucket, `${file}: ${histogram} has no bucket le="${le}"`);
