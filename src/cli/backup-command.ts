@@ -48,7 +48,7 @@ export async function backupCommand(argv: readonly string[], context: CommandCon
       context.stdout.write(terminalJson(`${JSON.stringify({ file, plants, bytes, schemaVersion }, null, 2)}\n`));
     } else {
       context.stdout.write(
-        `backed up ${backup.plants} plants to ${terminalText(file)}\n` +
+        `backed up ${backup.plants} plant${backup.plants === 1 ? '' : 's'} to ${terminalText(file)}\n` +
           `size: ${readableSize(backup.bytes)} (${backup.bytes} bytes)\nschema version: ${backup.schemaVersion}\n`,
       );
     }

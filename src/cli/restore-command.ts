@@ -37,7 +37,7 @@ export async function restoreCommand(argv: readonly string[], context: CommandCo
     throw failure(error, `cannot restore ${file}`);
   });
   context.stdout.write(
-    `restored ${restored.plants} plants (schema version ${restored.schemaVersion}) from ${terminalText(file)}` +
+    `restored ${restored.plants} plant${restored.plants === 1 ? '' : 's'} (schema version ${restored.schemaVersion}) from ${terminalText(file)}` +
       `${restored.replaced ? ', replacing what the store held' : ' into a new store'}\n`,
   );
   return 0;
