@@ -96,12 +96,16 @@ if (!(await postgresReachable())) {
       const { rows } = await admin.query<{ count: string }>('SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
       return rows[0]!.count === '0';
     });
-    const refused = await store.createPlants([{ id: 2n, name: 'while read-only' }]).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
-    assert.ok(refused instanceof ServiceError && refused.code === 'STORE_UNAVAILABLE', String(refused));
-    assert.equal((refused.cause as { code?: string }).code, '25006', 'the write was refused as read-only');
+    // The pool may still hold a connection whose end it has received but not yet read: a write on it
+    // fails with that end (57P01). Every failure must be a 503, and one must be the read-only refusal.
+    await until('a write is refused as read-only (25006)', async () => {
+      const refused = await store.createPlants([{ id: 2n, name: 'while read-only' }]).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      assert.ok(refused instanceof ServiceError && refused.code === 'STORE_UNAVAILABLE', String(refused));
+      return (refused.cause as { code?: string }).code === '25006';
+    });
     await until('the search finds no primary while both names are read-only', async () => {
       const error = await store.createPlants([{ id: 2n, name: 'while read-only' }]).then(() => undefined, (thrown: unknown) => thrown);
       return error instanceof ServiceError && /is read-only.*is read-only/.test(String((error.cause as Error | undefined)?.message));
