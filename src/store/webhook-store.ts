@@ -95,7 +95,8 @@ export interface WebhookStore {
   /**
    * Records the outcome of attempts, in one transaction. An outcome whose
    * claim is no longer the message's latest (same owner and attempt) changes
-   * nothing.
+   * nothing. A `released` claim was never attempted: the message is due
+   * again at once, its attempt uncounted, for whoever claims it next.
    */
   settleMessages(owner: string, settlements: readonly Settlement[]): Promise<void>;
 
@@ -218,4 +219,6 @@ export type Settlement =
   /** `answer`: the 2xx status line, as `HTTP 204`. */
   | { messageId: bigint; subscriptionId: number; attempt: number; outcome: 'delivered'; answer: string }
   | { messageId: bigint; subscriptionId: number; attempt: number; outcome: 'retry'; retryInMs: number; error: string }
-  | { messageId: bigint; subscriptionId: number; attempt: number; outcome: 'failed'; error: string };
+  | { messageId: bigint; subscriptionId: number; attempt: number; outcome: 'failed'; error: string }
+  /** Claimed and never sent (the process stops, or the subscription was paused or removed meanwhile). */
+  | { messageId: bigint; subscriptionId: number; attempt: number; outcome: 'released' };

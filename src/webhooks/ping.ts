@@ -1,6 +1,6 @@
 import type { Subscription } from '../store/webhook-store.js';
 import { pingBody, pingId } from './message.js';
-import { type AttemptResult, postMessage } from './post-message.js';
+import { type AttemptResult, loadReceiverClient, postMessage, receiverPool } from './post-message.js';
 import { secretKey, signedHeaders } from './signature.js';
 import { signingSecrets } from './subscriptions.js';
 
@@ -21,7 +21,14 @@ export async function pingSubscription(subscription: Subscription, timeoutMs: nu
   const webhookId = pingId(subscription.key);
   const body = pingBody(now);
   const keys = signingSecrets(subscription, now.getTime()).map(secretKey);
-  const started = performance.now();
-  const result = await postMessage(new URL(subscription.url), signedHeaders(keys, webhookId, body, now.getTime()), body, timeoutMs, new AbortController().signal);
-  return { webhookId, result, durationMs: performance.now() - started };
+  const url = new URL(subscription.url);
+  await loadReceiverClient();
+  const receiver = receiverPool(url, 1);
+  try {
+    const started = performance.now();
+    const result = await postMessage(receiver, url, signedHeaders(keys, webhookId, body, now.getTime()), body, timeoutMs);
+    return { webhookId, result, durationMs: performance.now() - started };
+  } finally {
+    await receiver.destroy();
+  }
 }

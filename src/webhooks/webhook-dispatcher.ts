@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type EventLoopUtilization, performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
-import type { ClaimedMessage, Settlement, Subscription, WebhookStore } from '../store/webhook-store.js';
+import type { ClaimedMessage, Settlement, WebhookStore } from '../store/webhook-store.js';
 import { retryDelayMs } from './retry-delay.js';
-import { type AttemptResult, postMessage } from './post-message.js';
+import { type AttemptResult, loadReceiverClient, postMessage } from './post-message.js';
 import { messageBody, webhookId } from './message.js';
-import { secretKey, signedHeaders } from './signature.js';
-import { signingSecrets } from './subscriptions.js';
+import { signedHeaders } from './signature.js';
+import { DeliveryTarget, type LeasedMessage } from './delivery-target.js';
 import type { WebhookMetrics } from '../observability/webhook-metrics.js';
 
 export interface DispatcherOptions {
@@ -29,20 +29,24 @@ export interface DispatcherOptions {
 
 /**
  * While creates keep the event loop busier than this share, the dispatcher
- * yields: one turn at most every `YIELD_GAP_MS`. It then uses what the
- * creates leave, and catches up once they ease off.
+ * takes a turn (a settle and a claim: store work on the event loop) at most
+ * every `BUSY_TURN_GAP_MS`. Attempts go on between turns, from the messages
+ * each subscription holds: under saturation deliveries get the event loop in
+ * proportion to their connections, WEBHOOK_CONCURRENCY per subscription
+ * against one per client.
  */
 const BUSY_UTILIZATION = 0.8;
-const YIELD_GAP_MS = 100;
+const BUSY_TURN_GAP_MS = 50;
 /** How often the event loop's utilization is sampled. */
 const LOAD_WINDOW_MS = 100;
-
-interface Target {
-  subscription: Subscription;
-  url: URL;
-  keys: Buffer[];
-  inFlight: number;
-}
+/** Most messages one claim takes for a subscription: a turn's store work stays short, whatever the backlog. */
+const CLAIM_MOST = 256;
+/** Outcomes wait at most this long for company before a turn records them... */
+const SETTLE_GAP_MS = 20;
+/** ...unless this many are waiting. */
+const SETTLE_BATCH = 256;
+/** A held message is sent only if its attempt can end this long before its lease does; otherwise it is released. */
+const LEASE_MARGIN_MS = 500;
 
 /**
  * Delivers the outbox's messages, in the serving process, apart from the
@@ -50,11 +54,14 @@ interface Target {
  * looks by itself every `pollMs` (for messages that other processes wrote,
  * retries that came due and leases that ran out).
  *
- * Each turn settles the attempts that finished since the last (one
- * transaction), reads the subscriptions, and claims for each at most as many
- * due messages as it has free slots, so a claimed message is sent at once
- * and a removed or paused subscription gets no new attempt once removed or
- * paused. A slow or failing subscription fills only its own slots.
+ * A turn records the outcomes of the attempts that finished since the last
+ * (one transaction) and, beside that, reads the subscriptions and claims for each the
+ * messages it should hold (see DeliveryTarget): many in one transaction for
+ * a fast receiver. A finished attempt starts the next held message at once;
+ * turns come only to record outcomes and to claim more, so a turn's cost is
+ * shared by many deliveries. A slow or failing subscription fills only its
+ * own slots. A subscription found paused or removed sends none of the
+ * messages it holds: they are released, due again at once.
  */
 export class WebhookDispatcher {
   readonly #store: WebhookStore;
@@ -63,9 +70,9 @@ export class WebhookDispatcher {
   readonly #metrics: WebhookMetrics | undefined;
   /** Who holds this process's leases. */
   readonly #owner = `${hostname()}/${process.pid}/${randomUUID()}`;
-  /** A claim holds a message this long: longer than an attempt may take, so a live process never loses its lease mid-attempt. */
+  /** A claim holds a message this long: its wait for a slot (at most an attempt's timeout) and its attempt, so a live process never loses its lease mid-attempt. */
   readonly #leaseMs: number;
-  readonly #targets = new Map<number, Target>();
+  readonly #targets = new Map<number, DeliveryTarget>();
   #settlements: Settlement[] = [];
   #inFlight = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -80,8 +87,8 @@ export class WebhookDispatcher {
   #stopped = false;
   #lastPrune = 0;
   #whenIdle: (() => void)[] = [];
-  /** Aborts the attempts in flight when a stop's grace runs out. */
-  readonly #stopping = new AbortController();
+  /** A stop's grace ran out: the attempts still in flight were cut. */
+  #interrupted = false;
 
   constructor(store: WebhookStore, options: DispatcherOptions, log: FastifyBaseLogger, metrics?: WebhookMetrics) {
     this.#store = store;
@@ -102,7 +109,7 @@ export class WebhookDispatcher {
   /**
    * Looks at the outbox soon: after the I/O already waiting (the answer to
    * the create that woke it goes first), or, while creates keep the process
-   * busy, at the next yield gap; right after the turn under way if one is.
+   * busy, at the next busy turn gap; right after the turn under way if one is.
    */
   wake(): void {
     if (this.#stopped) return;
@@ -134,30 +141,46 @@ export class WebhookDispatcher {
       const utilization = performance.eventLoopUtilization(sample, this.#load.sample).utilization;
       this.#load = { sample, at: now, busy: utilization > BUSY_UTILIZATION && now - this.#lastWrittenAt < 2 * LOAD_WINDOW_MS };
     }
-    return this.#load.busy ? Math.max(0, this.#lastTurnAt + YIELD_GAP_MS - now) : 0;
+    return this.#load.busy ? Math.max(0, this.#lastTurnAt + BUSY_TURN_GAP_MS - now) : 0;
   }
 
   /**
-   * Claims nothing more, lets the attempts in flight finish for up to
-   * `graceMs` (then cuts them: they are retried later, by this process's
-   * successor or another) and records their outcomes.
+   * Claims nothing more, releases the messages held and not sent, lets the
+   * attempts in flight finish for up to `graceMs` (then cuts them: they are
+   * retried later, by this process's successor or another) and records
+   * their outcomes.
    */
   async stop(graceMs: number): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
     await this.#turn;
+    for (const target of this.#targets.values()) this.#release(target.takeAll());
     if (this.#inFlight > 0) {
-      const grace = setTimeout(() => this.#stopping.abort(), graceMs);
+      const grace = setTimeout(() => {
+        this.#interrupted = true;
+        void this.#closeConnections('destroy');
+      }, graceMs);
       await new Promise<void>((resolve) => this.#whenIdle.push(resolve));
       clearTimeout(grace);
     }
+    await this.#closeConnections('close');
     await this.#settle().catch((error: unknown) => this.#log.error({ err: error }, 'the outcomes of the last webhook attempts could not be recorded'));
+  }
+
+  /** Closes every receiver's connections: at once (`destroy`, cutting the attempts in flight) or after them. */
+  async #closeConnections(how: 'close' | 'destroy'): Promise<void> {
+    await Promise.all(
+      [...this.#targets.values()].map(async ({ pool }) => {
+        if (pool.destroyed || pool.closed) return;
+        await (how === 'close' ? pool.close() : pool.destroy());
+      }),
+    );
   }
 
   async #runTurn(): Promise<void> {
     try {
-      await this.#settle();
-      if (!this.#stopped) await this.#claimAndSend();
+      // Side by side: they touch different messages (claimed ones are not due), and on PostgreSQL run on two connections.
+      await Promise.all([this.#settle(), this.#stopped ? undefined : this.#claim()]);
       if (!this.#stopped && Date.now() - this.#lastPrune >= Math.min(this.#options.retentionMs, 60_000)) {
         this.#lastPrune = Date.now();
         const pruned = await this.#store.pruneMessages(new Date(Date.now() - this.#options.retentionMs));
@@ -171,7 +194,7 @@ export class WebhookDispatcher {
         this.#again = false;
         this.#schedule(this.#pace());
       } else {
-        this.#schedule(this.#options.pollMs);
+        this.#schedule(this.#settlements.length > 0 ? SETTLE_GAP_MS : this.#options.pollMs);
       }
     }
   }
@@ -189,48 +212,72 @@ export class WebhookDispatcher {
     }
   }
 
-  async #claimAndSend(): Promise<void> {
+  async #claim(): Promise<void> {
     const subscriptions = await this.#store.activeSubscriptions();
+    if (subscriptions.length > 0) await loadReceiverClient();
     const now = Date.now();
-    const active = new Set<number>();
+    const active = new Map(subscriptions.map((subscription) => [subscription.id, subscription]));
     for (const subscription of subscriptions) {
-      active.add(subscription.id);
       const known = this.#targets.get(subscription.id);
-      // Read with the subscriptions each turn, so a retired secret stops signing within a turn of its window's end.
-      const keys = signingSecrets(subscription, now).map(secretKey);
-      // Updated in place: the attempts in flight hold this object and count themselves out of it.
-      if (known === undefined) this.#targets.set(subscription.id, { subscription, url: new URL(subscription.url), keys, inFlight: 0 });
-      else Object.assign(known, { subscription, url: new URL(subscription.url), keys });
+      if (known === undefined) this.#targets.set(subscription.id, new DeliveryTarget(subscription, now, this.#options.concurrency));
+      else known.update(subscription, now);
     }
-    for (const id of this.#targets.keys()) if (!active.has(id) && this.#targets.get(id)!.inFlight === 0) this.#targets.delete(id);
-    for (const target of this.#targets.values()) {
-      const free = this.#options.concurrency - target.inFlight;
-      // A paused subscription's messages wait in the outbox; the store would claim none of them anyway.
-      if (!active.has(target.subscription.id) || target.subscription.pausedAt !== null || free <= 0) continue;
-      const claimed = await this.#store.claimMessages({ subscriptionId: target.subscription.id, owner: this.#owner, limit: free, leaseMs: this.#leaseMs });
-      for (const message of claimed) void this.#send(target, message);
+    for (const [id, target] of this.#targets) {
+      const subscription = active.get(id);
+      if (subscription === undefined || subscription.pausedAt !== null) {
+        // Claimed before the pause or removal was seen: not sent now.
+        this.#release(target.takeAll());
+        if (subscription === undefined && target.inFlight === 0) {
+          this.#targets.delete(id);
+          target.retire();
+        }
+        continue;
+      }
+      const wanted = Math.min(CLAIM_MOST, target.wanted(this.#options.concurrency, now));
+      if (wanted === 0) continue;
+      const claimedAt = Date.now();
+      const claimed = await this.#store.claimMessages({ subscriptionId: id, owner: this.#owner, limit: wanted, leaseMs: this.#leaseMs });
+      target.hold(claimed, claimedAt + this.#leaseMs);
+      this.#sendHeld(target);
     }
   }
 
-  async #send(target: Target, message: ClaimedMessage): Promise<void> {
+  /** Starts attempts of held messages while the subscription has free slots. */
+  #sendHeld(target: DeliveryTarget): void {
+    for (let held = target.next(this.#options.concurrency); held !== undefined; held = target.next(this.#options.concurrency)) {
+      if (this.#stopped || Date.now() + this.#options.timeoutMs + LEASE_MARGIN_MS > held.leaseEndsAt) this.#release([held]);
+      else void this.#send(target, held.message);
+    }
+  }
+
+  #release(held: readonly LeasedMessage[]): void {
+    for (const { message } of held) {
+      this.#settlements.push({ messageId: message.id, subscriptionId: message.subscriptionId, attempt: message.attempt, outcome: 'released' });
+    }
+  }
+
+  async #send(target: DeliveryTarget, message: ClaimedMessage): Promise<void> {
     target.inFlight += 1;
     this.#inFlight += 1;
     let result: AttemptResult;
     try {
       const id = webhookId(target.subscription.key, message.id);
       const body = messageBody(message);
-      result = await postMessage(target.url, signedHeaders(target.keys, id, body), body, this.#options.timeoutMs, this.#stopping.signal);
+      result = await postMessage(target.pool, target.url, signedHeaders(target.keys, id, body), body, this.#options.timeoutMs);
     } catch (error) {
       result = { delivered: false, error: error instanceof Error ? error.message : String(error) };
     }
+    if (!result.delivered && this.#interrupted) result = { delivered: false, error: 'interrupted: the server is stopping' };
     this.#settlements.push(this.#settlementOf(target, message, result));
-    target.inFlight -= 1;
+    target.finished();
     this.#inFlight -= 1;
     if (this.#inFlight === 0) for (const resolve of this.#whenIdle.splice(0)) resolve();
-    this.wake();
+    this.#sendHeld(target);
+    if (this.#settlements.length >= SETTLE_BATCH || target.wanted(this.#options.concurrency, Date.now()) > 0) this.wake();
+    else this.#schedule(SETTLE_GAP_MS);
   }
 
-  #settlementOf(target: Target, message: ClaimedMessage, result: AttemptResult): Settlement {
+  #settlementOf(target: DeliveryTarget, message: ClaimedMessage, result: AttemptResult): Settlement {
     const { id: messageId, subscriptionId, attempt } = message;
     if (result.delivered) {
       this.#metrics?.attempts.inc({ outcome: 'delivered' });

@@ -233,11 +233,11 @@ export class PostgresWebhookStore implements WebhookStore {
         `UPDATE webhook_messages AS m
             SET next_attempt_at = now() + $4 * interval '1 millisecond', lease_owner = $2, attempts = m.attempts + 1
            FROM plants AS p
-          WHERE m.id IN (SELECT id FROM webhook_messages
-                          WHERE subscription_id = $1 AND state = 'pending' AND next_attempt_at <= now()
-                            AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = $1 AND paused_at IS NOT NULL)
-                          ORDER BY next_attempt_at, id LIMIT $3
-                          FOR UPDATE SKIP LOCKED)
+          WHERE m.id = ANY (ARRAY(SELECT id FROM webhook_messages
+                                   WHERE subscription_id = $1 AND state = 'pending' AND next_attempt_at <= now()
+                                     AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = $1 AND paused_at IS NOT NULL)
+                                   ORDER BY next_attempt_at, id LIMIT $3
+                                   FOR UPDATE SKIP LOCKED))
             AND p.id = m.plant_id
           RETURNING m.id, m.attempts, m.created_at, m.requeued_at, p.id AS plant_id, p.name, p.tag`,
         [subscriptionId, owner, limit, leaseMs],
@@ -265,10 +265,12 @@ export class PostgresWebhookStore implements WebhookStore {
                       AS o (message_id, subscription_id, attempt, outcome, retry_in_ms, error, result)
          ), settled AS (
            UPDATE webhook_messages AS m
-              SET state = CASE o.outcome WHEN 'retry' THEN 'pending' ELSE o.outcome END,
-                  finished_at = CASE o.outcome WHEN 'retry' THEN NULL ELSE now() END,
-                  next_attempt_at = CASE o.outcome WHEN 'retry' THEN now() + o.retry_in_ms * interval '1 millisecond' ELSE m.next_attempt_at END,
-                  last_result = o.result,
+              SET state = CASE WHEN o.outcome IN ('retry', 'released') THEN 'pending' ELSE o.outcome END,
+                  finished_at = CASE WHEN o.outcome IN ('retry', 'released') THEN NULL ELSE now() END,
+                  next_attempt_at = CASE o.outcome WHEN 'retry' THEN now() + o.retry_in_ms * interval '1 millisecond'
+                                                   WHEN 'released' THEN now() ELSE m.next_attempt_at END,
+                  attempts = CASE o.outcome WHEN 'released' THEN m.attempts - 1 ELSE m.attempts END,
+                  last_result = CASE o.outcome WHEN 'released' THEN m.last_result ELSE o.result END,
                   lease_owner = NULL
              FROM outcome AS o
             WHERE m.id = o.message_id AND m.lease_owner = $1 AND m.attempts = o.attempt AND m.state = 'pending'
@@ -298,8 +300,8 @@ export class PostgresWebhookStore implements WebhookStore {
           settlements.map((s) => s.attempt),
           settlements.map((s) => s.outcome),
           settlements.map((s) => (s.outcome === 'retry' ? s.retryInMs : 0)),
-          settlements.map((s) => (s.outcome === 'delivered' ? null : s.error)),
-          settlements.map((s) => (s.outcome === 'delivered' ? s.answer : s.error)),
+          settlements.map((s) => (s.outcome === 'retry' || s.outcome === 'failed' ? s.error : null)),
+          settlements.map((s) => (s.outcome === 'delivered' ? s.answer : s.outcome === 'released' ? null : s.error)),
         ],
       );
     });

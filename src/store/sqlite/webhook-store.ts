@@ -87,6 +87,12 @@ export class SqliteWebhookStore implements WebhookStore {
       nextBatch: db.prepare('SELECT id, created_at, requeued_at, plant_ids FROM webhook_batches WHERE subscription_id = ? ORDER BY id LIMIT 1'),
       dropBatch: db.prepare('DELETE FROM webhook_batches WHERE id = ?'),
       insertMessage: db.prepare('INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at, requeued_at) VALUES (?, ?, ?, ?, ?)'),
+      insertClaimed: db
+        .prepare(
+          `INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at, requeued_at, lease_owner, attempts)
+           VALUES (?, ?, ?, ?, ?, ?, 1) RETURNING id, plant_id, attempts, created_at, requeued_at`,
+        )
+        .safeIntegers(true),
       liveRetired: db.prepare(
         'SELECT count(*) AS live, min(valid_until) AS oldest FROM webhook_retired_secrets WHERE subscription_id = ? AND valid_until > ?',
       ),
@@ -115,6 +121,10 @@ export class SqliteWebhookStore implements WebhookStore {
       ),
       failed: db.prepare(
         `UPDATE webhook_messages SET state = 'failed', finished_at = ?, last_result = ?, lease_owner = NULL
+          WHERE id = ? AND lease_owner = ? AND attempts = ? AND state = 'pending'`,
+      ),
+      release: db.prepare(
+        `UPDATE webhook_messages SET next_attempt_at = ?, attempts = attempts - 1, lease_owner = NULL
           WHERE id = ? AND lease_owner = ? AND attempts = ? AND state = 'pending'`,
       ),
       countDelivered: db.prepare('UPDATE webhook_subscriptions SET delivered = delivered + ?, last_delivered_at = ? WHERE id = ?'),
@@ -254,17 +264,9 @@ export class SqliteWebhookStore implements WebhookStore {
         // Read in the claim's IMMEDIATE transaction: once a pause commits, no claim for it starts.
         if (this.#statements.isPaused.get(subscriptionId) === 1) return [];
         const now = Date.now();
-        const claim = (count: number) =>
-          this.#statements.claim.all(now + leaseMs, owner, subscriptionId, now, count) as {
-            id: bigint;
-            plant_id: bigint;
-            attempts: bigint;
-            created_at: bigint;
-            requeued_at: bigint | null;
-          }[];
-        let claimed = claim(limit);
-        // Packed messages are unpacked only as claims need them: the rest of a backlog stays one row a batch.
-        if (claimed.length < limit && this.#unpackBatches(subscriptionId, limit - claimed.length) > 0) claimed = claimed.concat(claim(limit - claimed.length));
+        const claimed = this.#statements.claim.all(now + leaseMs, owner, subscriptionId, now, limit) as ClaimedRow[];
+        // Packed messages are unpacked only as claims need them, straight into their claim: the rest of a backlog stays one row a batch.
+        if (claimed.length < limit) this.#unpackBatches(subscriptionId, { owner, leaseEndsAt: now + leaseMs, wanted: limit - claimed.length, into: claimed });
         return claimed.map(
           (row): ClaimedMessage => ({
             id: row.id,
@@ -281,21 +283,26 @@ export class SqliteWebhookStore implements WebhookStore {
 
   /**
    * Turns the subscription's oldest webhook_batches rows into webhook_messages
-   * rows, one a plant, until at least `wanted` messages were made or none is
-   * left; returns how many were made.
+   * rows, one a plant, until `wanted` were made or none is left. The first
+   * `wanted` are written claimed by `owner` (pushed onto `into`), the rest of
+   * their batch pending.
    */
-  #unpackBatches(subscriptionId: number, wanted: number): number {
+  #unpackBatches(subscriptionId: number, claim: { owner: string; leaseEndsAt: number; wanted: number; into: ClaimedRow[] }): void {
     let made = 0;
-    while (made < wanted) {
+    while (made < claim.wanted) {
       const batch = this.#statements.nextBatch.get(subscriptionId) as { id: number; created_at: number; requeued_at: number | null; plant_ids: Uint8Array } | undefined;
       if (batch === undefined) break;
       for (const plantId of decodePlantIds(batch.plant_ids)) {
-        this.#statements.insertMessage.run(subscriptionId, plantId, batch.created_at, batch.created_at, batch.requeued_at);
+        if (made < claim.wanted) {
+          const row = this.#statements.insertClaimed.get(subscriptionId, plantId, batch.created_at, claim.leaseEndsAt, batch.requeued_at, claim.owner) as ClaimedRow;
+          claim.into.push(row);
+        } else {
+          this.#statements.insertMessage.run(subscriptionId, plantId, batch.created_at, batch.created_at, batch.requeued_at);
+        }
         made += 1;
       }
       this.#statements.dropBatch.run(batch.id);
     }
-    return made;
   }
 
   async settleMessages(owner: string, settlements: readonly Settlement[]): Promise<void> {
@@ -318,6 +325,9 @@ export class SqliteWebhookStore implements WebhookStore {
             case 'failed':
               if (this.#statements.failed.run(now, settlement.error, ...key).changes === 1) countOf(settlement.subscriptionId).failed += 1;
               this.#statements.lastError.run(settlement.error, now, settlement.subscriptionId);
+              break;
+            case 'released':
+              this.#statements.release.run(now, ...key);
               break;
           }
         }
@@ -353,6 +363,15 @@ export class SqliteWebhookStore implements WebhookStore {
   #inTransaction<T>(work: () => T): T {
     return this.#db.transaction(work).immediate();
   }
+}
+
+/** A claimed webhook_messages row, read with safe integers. */
+interface ClaimedRow {
+  id: bigint;
+  plant_id: bigint;
+  attempts: bigint;
+  created_at: bigint;
+  requeued_at: bigint | null;
 }
 
 function toSubscription(row: SubscriptionRow): Subscription {

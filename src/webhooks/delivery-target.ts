@@ -1,0 +1,123 @@
+import type { Pool } from 'undici';
+import type { ClaimedMessage, Subscription } from '../store/webhook-store.js';
+import { receiverPool } from './post-message.js';
+import { secretKey } from './signature.js';
+import { signingSecrets } from './subscriptions.js';
+
+/** A claimed message waiting in memory for a free slot, and when its claim's lease ends (this process's clock). */
+export interface LeasedMessage {
+  message: ClaimedMessage;
+  leaseEndsAt: number;
+}
+
+/** Most messages one subscription holds claimed and unsent in this process. */
+export const MOST_QUEUED = 1024;
+/** A subscription holds as many claimed messages as it delivered in this long, so that a claim is one transaction for many messages. */
+const QUEUED_SECONDS = 0.25;
+/** The delivery rate is estimated over at least this long. */
+const RATE_WINDOW_MS = 250;
+
+/**
+ * One subscription as a dispatcher delivers to it: where, with which keys,
+ * and the messages it holds. Claimed messages wait here until one of the
+ * subscription's `concurrency` slots is free, so that a finished attempt
+ * starts the next at once, without a trip to the store.
+ *
+ * How many it holds follows how fast it delivers: a fast receiver gets a
+ * quarter of a second's worth (up to MOST_QUEUED), a hanging one no more
+ * than its slots, so a message never waits longer for a slot than one
+ * attempt's timeout, and its lease covers the wait and the attempt.
+ */
+export class DeliveryTarget {
+  subscription: Subscription;
+  url: URL;
+  keys: Buffer[];
+  /** Its connections: as many as its slots. */
+  pool: Pool;
+  inFlight = 0;
+  readonly #connections: number;
+  readonly #queue: LeasedMessage[] = [];
+  #finished = 0;
+  #rateSince: number;
+  /** Attempts finished a second, lately. */
+  #rate = 0;
+
+  constructor(subscription: Subscription, now: number, connections: number) {
+    this.subscription = subscription;
+    this.url = new URL(subscription.url);
+    this.keys = keysOf(subscription, now);
+    this.#connections = connections;
+    this.pool = receiverPool(this.url, connections);
+    this.#rateSince = now;
+  }
+
+  /**
+   * Takes the subscription as read this turn. Updated in place: the
+   * attempts in flight and the queued messages go to its URL, signed with
+   * its keys, from now on. The keys are read each turn, so that a retired
+   * secret stops signing within a turn of its window's end.
+   */
+  update(subscription: Subscription, now: number): void {
+    this.subscription = subscription;
+    if (subscription.url !== this.url.href) {
+      const url = new URL(subscription.url);
+      if (url.origin !== this.url.origin) {
+        // The attempts in flight finish on the old connections, which close after them.
+        closeAfterAttempts(this.pool);
+        this.pool = receiverPool(url, this.#connections);
+      }
+      this.url = url;
+    }
+    this.keys = keysOf(subscription, now);
+  }
+
+  get queued(): number {
+    return this.#queue.length;
+  }
+
+  /** How many more messages to claim now: none until the held ones ran down to half of what it should hold. */
+  wanted(concurrency: number, now: number): number {
+    const elapsed = now - this.#rateSince;
+    if (elapsed >= RATE_WINDOW_MS) {
+      this.#rate = (this.#finished * 1000) / elapsed;
+      this.#finished = 0;
+      this.#rateSince = now;
+    }
+    const depth = concurrency + Math.min(MOST_QUEUED, Math.max(concurrency, Math.ceil(this.#rate * QUEUED_SECONDS)));
+    const held = this.#queue.length + this.inFlight;
+    return held <= depth / 2 ? depth - held : 0;
+  }
+
+  hold(messages: readonly ClaimedMessage[], leaseEndsAt: number): void {
+    for (const message of messages) this.#queue.push({ message, leaseEndsAt });
+  }
+
+  /** The next held message, or undefined when none is held or every slot is busy. */
+  next(concurrency: number): LeasedMessage | undefined {
+    return this.inFlight < concurrency ? this.#queue.shift() : undefined;
+  }
+
+  finished(): void {
+    this.inFlight -= 1;
+    this.#finished += 1;
+  }
+
+  /** Closes its connections once the attempts on them end: it is not delivered to any more. */
+  retire(): void {
+    closeAfterAttempts(this.pool);
+  }
+
+  /** Gives up every held message (to be released to the store). */
+  takeAll(): LeasedMessage[] {
+    return this.#queue.splice(0);
+  }
+}
+
+function closeAfterAttempts(pool: Pool): void {
+  // Closing only fails on a pool already closed or destroyed: nothing is left to close.
+  pool.close().catch(() => undefined);
+}
+
+function keysOf(subscription: Subscription, now: number): Buffer[] {
+  return signingSecrets(subscription, now).map(secretKey);
+}
