@@ -282,7 +282,7 @@ export const settings = {
   }),
   webhookConcurrency: defineSetting({
     env: 'WEBHOOK_CONCURRENCY',
-    default: 4, // attempts per subscription and process
+    default: 32, // attempts per subscription and process
     help: 'webhook attempts in flight at once per subscription, in each process',
     parse: (text, source) => parseInteger(text, source, 1, 1000),
   }),

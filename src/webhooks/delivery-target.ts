@@ -12,8 +12,10 @@ export interface LeasedMessage {
 
 /** Most messages one subscription holds claimed and unsent in this process. */
 export const MOST_QUEUED = 1024;
-/** A subscription holds as many claimed messages as it delivered in this long, so that a claim is one transaction for many messages. */
+/** A subscription holds as many claimed messages as it delivered in this long, so that a claim is one transaction for many messages... */
 const QUEUED_SECONDS = 0.25;
+/** ...once that is at least this many: a slower one claims only for its free slots, as each attempt ends. */
+const LEAST_QUEUED = 32;
 /** The delivery rate is estimated over at least this long. */
 const RATE_WINDOW_MS = 250;
 
@@ -24,9 +26,11 @@ const RATE_WINDOW_MS = 250;
  * starts the next at once, without a trip to the store.
  *
  * How many it holds follows how fast it delivers: a fast receiver gets a
- * quarter of a second's worth (up to MOST_QUEUED), a hanging one no more
- * than its slots, so a message never waits longer for a slot than one
- * attempt's timeout, and its lease covers the wait and the attempt.
+ * quarter of a second's worth (up to MOST_QUEUED), a slow or hanging one
+ * none beyond its slots. So a message seldom waits longer for a slot than
+ * one attempt's timeout, and one that would outlive its lease is released
+ * instead of sent. A subscription found paused or removed at a turn sends
+ * none of them; until that turn, held messages may still start.
  */
 export class DeliveryTarget {
   subscription: Subscription;
@@ -75,7 +79,7 @@ export class DeliveryTarget {
     return this.#queue.length;
   }
 
-  /** How many more messages to claim now: none until the held ones ran down to half of what it should hold. */
+  /** How many more messages to claim now: for its free slots, or, when it holds more, none until they ran down to half. */
   wanted(concurrency: number, now: number): number {
     const elapsed = now - this.#rateSince;
     if (elapsed >= RATE_WINDOW_MS) {
@@ -83,8 +87,10 @@ export class DeliveryTarget {
       this.#finished = 0;
       this.#rateSince = now;
     }
-    const depth = concurrency + Math.min(MOST_QUEUED, Math.max(concurrency, Math.ceil(this.#rate * QUEUED_SECONDS)));
     const held = this.#queue.length + this.inFlight;
+    const queued = Math.ceil(this.#rate * QUEUED_SECONDS);
+    if (queued < LEAST_QUEUED) return Math.max(0, concurrency - held);
+    const depth = concurrency + Math.min(MOST_QUEUED, queued);
     return held <= depth / 2 ? depth - held : 0;
   }
 

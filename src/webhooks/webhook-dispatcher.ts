@@ -30,13 +30,16 @@ export interface DispatcherOptions {
 /**
  * While creates keep the event loop busier than this share, the dispatcher
  * takes a turn (a settle and a claim: store work on the event loop) at most
- * every `BUSY_TURN_GAP_MS`. Attempts go on between turns, from the messages
- * each subscription holds: under saturation deliveries get the event loop in
- * proportion to their connections, WEBHOOK_CONCURRENCY per subscription
- * against one per client.
+ * every `BUSY_TURN_GAP_MS`, and each subscription keeps at most `BUSY_SLOTS`
+ * attempts in flight. Attempts go on between turns, from the messages each
+ * subscription holds, each finished one starting the next: deliveries get
+ * the event loop in proportion to their connections, BUSY_SLOTS per
+ * subscription against one per client (the share is measured in
+ * docs/performance.md).
  */
 const BUSY_UTILIZATION = 0.8;
 const BUSY_TURN_GAP_MS = 50;
+const BUSY_SLOTS = 8;
 /** How often the event loop's utilization is sampled. */
 const LOAD_WINDOW_MS = 100;
 /** Most messages one claim takes for a subscription: a turn's store work stays short, whatever the backlog. */
@@ -144,6 +147,11 @@ export class WebhookDispatcher {
     return this.#load.busy ? Math.max(0, this.#lastTurnAt + BUSY_TURN_GAP_MS - now) : 0;
   }
 
+  /** Attempts a subscription may have in flight now. */
+  #slots(): number {
+    return this.#load.busy ? Math.min(BUSY_SLOTS, this.#options.concurrency) : this.#options.concurrency;
+  }
+
   /**
    * Claims nothing more, releases the messages held and not sent, lets the
    * attempts in flight finish for up to `graceMs` (then cuts them: they are
@@ -233,7 +241,7 @@ export class WebhookDispatcher {
         }
         continue;
       }
-      const wanted = Math.min(CLAIM_MOST, target.wanted(this.#options.concurrency, now));
+      const wanted = Math.min(CLAIM_MOST, target.wanted(this.#slots(), now));
       if (wanted === 0) continue;
       const claimedAt = Date.now();
       const claimed = await this.#store.claimMessages({ subscriptionId: id, owner: this.#owner, limit: wanted, leaseMs: this.#leaseMs });
@@ -244,7 +252,7 @@ export class WebhookDispatcher {
 
   /** Starts attempts of held messages while the subscription has free slots. */
   #sendHeld(target: DeliveryTarget): void {
-    for (let held = target.next(this.#options.concurrency); held !== undefined; held = target.next(this.#options.concurrency)) {
+    for (let held = target.next(this.#slots()); held !== undefined; held = target.next(this.#slots())) {
       if (this.#stopped || Date.now() + this.#options.timeoutMs + LEASE_MARGIN_MS > held.leaseEndsAt) this.#release([held]);
       else void this.#send(target, held.message);
     }
@@ -273,7 +281,7 @@ export class WebhookDispatcher {
     this.#inFlight -= 1;
     if (this.#inFlight === 0) for (const resolve of this.#whenIdle.splice(0)) resolve();
     this.#sendHeld(target);
-    if (this.#settlements.length >= SETTLE_BATCH || target.wanted(this.#options.concurrency, Date.now()) > 0) this.wake();
+    if (this.#settlements.length >= SETTLE_BATCH || target.wanted(this.#slots(), Date.now()) > 0) this.wake();
     else this.#schedule(SETTLE_GAP_MS);
   }
 

@@ -10,6 +10,8 @@ export const FAST_WEBHOOKS = {
   WEBHOOK_RETRY_MIN_MS: '50',
   WEBHOOK_RETRY_MAX_MS: '200',
   WEBHOOK_POLL_MS: '50',
+  // The attempts a hanging receiver holds are counted against it.
+  WEBHOOK_CONCURRENCY: '4',
 };
 
 /** `plantstore webhook add URL --json`: asserts it succeeds and resolves the subscription's id and secret. */
