@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import type { NewPlant } from '../../src/plants/plant.js';
 import type { CreatePlantResult, Store } from '../../src/store/store.js';
-import type { Subscription } from '../../src/store/webhook-store.js';
+import type { ClaimedMessage, Subscription } from '../../src/store/webhook-store.js';
 
 async function createOne(store: Store, plant: NewPlant): Promise<CreatePlantResult> {
   const results = await store.createPlants([plant]);
@@ -327,6 +327,25 @@ export function storeContract(backend: string, openFresh: (t: TestContext) => Pr
     assert.equal(await store.webhooks.pruneMessages(new Date(Date.now() - 60_000)), 0);
     assert.equal(await store.webhooks.pruneMessages(new Date(Date.now() + 1000)), 2);
     assert.deepEqual((await store.webhooks.backlog()).map((row) => [row.subscriptionId, row.pending]), [[subscription.id, 1]]);
+  });
+
+  test(`${backend}: a released claim is due again at once, its attempt uncounted; only its own claim can release it`, async (t) => {
+    const store = await openFresh(t);
+    const subscription = await addSubscription(store, 'http://127.0.0.1:9/hook');
+    await store.createPlants([{ id: 1n, name: 'a' }, { id: 2n, name: 'b' }]);
+    const claim = (owner: string) => store.webhooks.claimMessages({ subscriptionId: subscription.id, owner, limit: 10, leaseMs: 60_000 });
+    const release = (owner: string, messages: ClaimedMessage[]) =>
+      store.webhooks.settleMessages(owner, messages.map((message) => ({ messageId: message.id, subscriptionId: subscription.id, attempt: message.attempt, outcome: 'released' as const })));
+    const held = await claim('a');
+    assert.deepEqual(held.map((message) => [message.plant.id, message.attempt]), [[1n, 1], [2n, 1]]);
+    await release('b', held);
+    assert.deepEqual(await claim('b'), [], "another owner's release changes nothing: the lease holds");
+    await release('a', held.slice(0, 1));
+    const again = await claim('b');
+    assert.deepEqual(again.map((message) => [message.id, message.plant.id, message.attempt]), [[held[0]!.id, 1n, 1]], 'due at once, as the same message, with its attempt uncounted');
+    await store.webhooks.settleMessages('a', [{ messageId: held[0]!.id, subscriptionId: subscription.id, attempt: 1, outcome: 'delivered', answer: 'HTTP 204' }]);
+    const [listed] = await store.webhooks.listSubscriptions();
+    assert.deepEqual([listed?.pending, listed?.delivered, listed?.lastError], [2, 0, null], 'a released claim is fenced like any other, and is no error');
   });
 
   test(`${backend}: removing a subscription drops its pending messages and writes no more; rotating keeps the old secret`, async (t) => {

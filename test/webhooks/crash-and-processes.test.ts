@@ -94,3 +94,36 @@ test('postgres: two servers on one database: each message is delivered by one of
   assert.equal(await first.stop(), 0);
   assert.equal(await second.stop(), 0);
 });
+
+for (const backend of await testBackends('webhook claims released at a stop')) {
+  test(`${backend.name}: a stopping server releases the messages it claimed and did not send: its successor delivers them at once, not after their lease`, async (t) => {
+    // A claim's lease is 2 × 20 s + 1 s: a successor that had to wait for it would take 41 s.
+    const env = { DATABASE_URL: await existingStoreUrl(t, backend), ...FAST_WEBHOOKS, WEBHOOK_TIMEOUT_MS: '20000', SHUTDOWN_GRACE_MS: '2000' };
+    const receiver = await WebhookReceiver.start(t);
+    const subscription = await addWebhook(env, receiver.url);
+    receiver.secrets = [subscription.secret];
+    const token = await createToken(env, 'writer');
+    assert.equal((await runCli(['webhook', 'pause', String(subscription.id)], env)).code, 0);
+    const first = await startServer(t, env);
+    const load = createUnderLoad([first.url], token, 1n);
+    await until('a backlog of 3,000 messages is kept while paused', async () => (await listWebhooks(env))[0]!.pending >= 3000, 60_000);
+    const acknowledged = await load.stop();
+    // Resumed, the server claims ahead of its free slots (it holds a quarter second's worth).
+    assert.equal((await runCli(['webhook', 'resume', String(subscription.id)], env)).code, 0);
+    await until('deliveries are under way', () => receiver.deliveredByPlant().size >= 300, 30_000);
+    // Every slot hangs, so the claimed messages stay held until the stop; the hanging attempts are cut after the grace.
+    receiver.answer = () => 'hang';
+    const hungAt = receiver.received.length;
+    await until('every slot hangs', () => receiver.received.length >= hungAt + 4, 10_000);
+    assert.equal(await first.stop(), 0);
+    receiver.answer = () => 204;
+    const left = acknowledged.size - receiver.deliveredByPlant().size;
+    t.diagnostic(`${left} of ${acknowledged.size} messages left at the stop`);
+    assert.ok(left > 0, 'the stop came part way through the backlog');
+    const started = performance.now();
+    await startServer(t, env);
+    await until('the successor delivered every plant', () => receiver.deliveredByPlant().size === acknowledged.size, 20_000);
+    t.diagnostic(`the rest delivered in ${(performance.now() - started).toFixed(0)} ms`);
+    assert.deepEqual(receiver.rejected, []);
+  });
+}
