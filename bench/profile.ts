@@ -1,6 +1,6 @@
 // npx tsx bench/profile.ts [--store sqlite|postgres] [--seconds S] [--connections C] [--floor] [--webhook] [--bin PATH]: a CPU
 // profile of the service (or, with --floor, of the durable floor; with --webhook, of the service with one
-// webhook subscription delivering to a receiver in this process) under the benchmark's load (wrk,
+// webhook subscription delivering to a receiver process on the load generator's core) under the benchmark's load (wrk,
 // 64 connections, or 1 for a lone request's), read by layer: the time its main thread spent in each, in µs a request, beside
 // the CPU time a request cost the whole process (from /proc). --bin runs another build of
 // bin/plantstore (a copy of an earlier commit's bin/, dist/ and openapi/), to compare before and after.
@@ -55,8 +55,9 @@ interface ProfileNode {
 }
 
 const bench = await freshStore(values.store as StoreKind, values['postgres-url']);
-const receiver = values.webhook ? await startReceiver() : undefined;
-if (receiver !== undefined) await subscribe(bench.url, receiver.url);
+// On the load generator's core, as in npm run bench.
+const receiver = values.webhook ? await startReceiver(1) : undefined;
+if (receiver !== undefined) await receiver.useSecret(await subscribe(bench.url, receiver.url));
 const dir = mkdtempSync(join(tmpdir(), 'plantstore-profile-'));
 const port = 20000 + Math.floor(Math.random() * 20000);
 const profiling = ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${dir}`];

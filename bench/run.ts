@@ -11,7 +11,10 @@ import { fsyncTimesMs } from './disk-sync.js';
 import { reportPicture } from './report-picture.js';
 import { Progress } from '../src/cli/progress.js';
 import { type BenchStore, freshStore, preload, type StoreKind, subscribe } from './stores.js';
-import { type BenchReceiver, startReceiver } from './webhook-receiver.js';
+import { median } from './median.js';
+import { startReceiver } from './webhook-receiver.js';
+import { measureWebhookRound, type WebhookRound } from './webhook-round.js';
+import { webhookReport } from './webhook-report.js';
 
 const HELP = `Usage: npm run bench -- [options]
 
@@ -24,8 +27,12 @@ const HELP = `Usage: npm run bench -- [options]
   --postgres-url URL        the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/test)
   --env NAME=VALUE          a setting for the service (repeatable), e.g. --env LOG_LEVEL=warn to
                             measure what the access log costs; the defaults otherwise
-  --webhook                 also measure the service with one webhook subscription, delivering to a
-                            receiver inside the benchmark, in the same rounds
+  --webhook                 also measure the service with one webhook subscription, in the same rounds:
+                            a receiver process (pinned beside the load generator) verifies every
+                            delivery's signature and times it; after the loaded run, the backlog's
+                            drain, then a steady phase at half the loaded create rate, then a drain
+  --steady-seconds S        with --webhook: seconds of the steady phase (default 20)
+  --drain-limit S           with --webhook: the most seconds each drain waits for the backlog (default 120)
   --smoke                   a few seconds: checks that everything runs and reports; asserts nothing
 `;
 
@@ -41,6 +48,8 @@ const { values } = parseArgs({
     env: { type: 'string', multiple: true, default: [] },
     smoke: { type: 'boolean', default: false },
     webhook: { type: 'boolean', default: false },
+    'steady-seconds': { type: 'string', default: '20' },
+    'drain-limit': { type: 'string', default: '120' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -64,7 +73,11 @@ const options = {
   warmup: smoke ? 0 : Number(values.warmup),
   rounds: smoke ? 1 : Number(values.rounds),
   preload: smoke ? Math.min(Number(values.preload), 1000) : Number(values.preload),
+  steadySeconds: smoke ? 1 : Number(values['steady-seconds']),
+  drainLimitSeconds: smoke ? 10 : Number(values['drain-limit']),
 };
+
+if (!(options.steadySeconds > 0) || !(options.drainLimitSeconds > 0)) throw new Error('--steady-seconds and --drain-limit want a number of seconds above 0');
 
 // The server on core 0, the load generator on core 1, when there are two cores to pin to.
 const pinning = availableParallelism() >= 2 && hasCommand('taskset');
@@ -80,8 +93,8 @@ interface Measured {
   many: Scenario;
   lone: Scenario;
   peakRssMiB: number;
-  /** With a webhook: deliveries received while the load ran, and how long the backlog took to drain after it. */
-  webhook?: { deliveredDuringLoad: number; drainSeconds: number; undelivered: number };
+  /** With a webhook subscription: what its deliveries did (see webhook-round.ts). */
+  webhook?: WebhookRound;
 }
 
 let nextIdBase = 1;
@@ -90,10 +103,14 @@ function idBase(): number {
   return nextIdBase++ * 2 ** 40;
 }
 
-/** A load run against `server` with its own ids: a warm-up first when `warm`, then the measurement. */
-async function load(server: RunningServer, token: string, connections: number, warm: boolean): Promise<Scenario> {
+/**
+ * A load run against `server` with its own ids: a warm-up first when `warm`, then the measurement,
+ * with `measurementStarts` called just before it.
+ */
+async function load(server: RunningServer, token: string, connections: number, warm: boolean, measurementStarts?: () => Promise<void>): Promise<Scenario> {
   const run = (seconds: number) => loadGenerator.run({ url: server.url, token, connections, seconds, idBase: idBase(), cpu: loadCpu });
   if (warm && options.warmup > 0) await run(options.warmup);
+  await measurementStarts?.();
   // Throughput on a shared machine moves with whatever else runs; the CPU a request costs the server moves far less.
   const cpuBefore = server.cpuSeconds();
   const result = await run(options.duration);
@@ -131,39 +148,33 @@ function measureService(): Promise<Measured> {
   return withFreshStore((bench) => withService(bench, (server) => measure(server, bench.token)));
 }
 
-let receiver: BenchReceiver | undefined;
-
-/** How long the backlog of a webhook round may take to drain before the lone run starts anyway. */
-const DRAIN_LIMIT_MS = 120_000;
-
 /**
- * The service with one webhook subscription to a receiver in this process:
- * every plant created is also delivered. After the loaded run the backlog is
- * left to drain (up to DRAIN_LIMIT_MS) before the lone run, so that the lone
- * run measures a create beside its own delivery, not beside a backlog.
+ * The service with one webhook subscription, to a receiver process that verifies and times every
+ * delivery: the loaded run, then the delivery's own phases (webhook-round.ts), then the lone run.
  */
 function measureServiceWithWebhook(): Promise<Measured> {
   return withFreshStore(async (bench) => {
-    receiver ??= await startReceiver();
-    const hooks = receiver;
-    await subscribe(bench.url, hooks.url);
-    return withService(bench, async (server) => {
-      const before = hooks.received();
-      const created = async () =>
-        Number(/^plantstore_plant_creates_total\{outcome="created"\} (\d+)/m.exec(await (await fetch(`${server.url}/metrics`)).text())?.[1] ?? 0);
-      const drain = async () => {
-        const started = Date.now();
-        const target = await created();
-        while (hooks.received() - before < target && Date.now() - started < DRAIN_LIMIT_MS) await new Promise((resolve) => setTimeout(resolve, 50));
-        return { seconds: (Date.now() - started) / 1000, undelivered: Math.max(0, target - (hooks.received() - before)) };
-      };
-      const many = await load(server, bench.token, options.connections, true);
-      const deliveredDuringLoad = hooks.received() - before;
-      const drained = await drain();
-      const lone = await load(server, bench.token, 1, false);
-      await drain();
-      return { many, lone, peakRssMiB: server.peakRssMiB(), webhook: { deliveredDuringLoad, drainSeconds: drained.seconds, undelivered: drained.undelivered } };
-    });
+    const receiver = await startReceiver(loadCpu);
+    try {
+      // Before the service starts, so that the first delivery already finds the secret.
+      await receiver.useSecret(await subscribe(bench.url, receiver.url));
+      return await withService(bench, async (server) => {
+        const round = await measureWebhookRound({
+          server,
+          receiver,
+          loaded: (measurementStarts) => load(server, bench.token, options.connections, true, measurementStarts),
+          paced: (ratePerSecond, seconds) =>
+            loadGenerator.run({ url: server.url, token: bench.token, connections: options.connections, seconds, idBase: idBase(), cpu: loadCpu, ratePerSecond }),
+          lone: () => load(server, bench.token, 1, false),
+          steadySeconds: options.steadySeconds,
+          drainLimitMs: options.drainLimitSeconds * 1000,
+          log: (line) => process.stderr.write(`  webhook ${line}\n`),
+        });
+        return { ...round, peakRssMiB: server.peakRssMiB() };
+      });
+    } finally {
+      await receiver.close();
+    }
   });
 }
 
@@ -196,12 +207,6 @@ function measurePreloaded(count: number): Promise<number> {
   });
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
 function medianOf(runs: Measured[], pick: (run: Measured) => number): number {
   return median(runs.map(pick));
 }
@@ -225,7 +230,6 @@ for (let round = 1; round <= options.rounds; round++) {
   }
 }
 const { service, baseline, floor, webhook } = measured;
-await receiver?.close();
 const preloadResult = options.preload > 0 ? await measurePreloaded(options.preload) : undefined;
 const fsyncSamples = smoke ? 20 : 200;
 const fsyncMs = median(fsyncTimesMs(fsyncSamples));
@@ -300,8 +304,15 @@ if (values.webhook) {
   const ratio = medianOf(webhook, (run) => run.many.requestsPerSecond) / medianOf(service, (run) => run.many.requestsPerSecond);
   targets.push(`| throughput at ${options.connections} connections with one webhook subscription | ≥ 0.90 × service without | ${ratio.toFixed(2)} × | ${verdict(ratio >= 0.9)} |`);
 }
+const webhookPart = values.webhook
+  ? webhookReport(
+      webhook.map((run) => run.webhook!),
+      { connections: options.connections, steadySeconds: options.steadySeconds, drainLimitSeconds: options.drainLimitSeconds, loadGenerator: loadGenerator.name },
+    )
+  : undefined;
+if (webhookPart !== undefined) targets.push(...webhookPart.goalRows);
 const webhookNote = values.webhook
-  ? `\nWebhook: the service on a store with one subscription, delivering every plant created to a receiver in the benchmark's process that answers 204 at once (\`bench/webhook-receiver.ts\`). Deliveries while the ${options.connections}-connection load ran (warm-up and measurement): ${webhook.map((run) => run.webhook!.deliveredDuringLoad).join(', ')} per round, of ${webhook.map((run) => Math.round(run.many.requestsPerSecond * options.duration)).join(', ')} plants created in the measured ${options.duration} s alone; after the load, the backlog ${webhook.map(({ webhook: drained }) => (drained!.undelivered === 0 ? `took ${drained!.drainSeconds.toFixed(1)} s to drain` : `had ${drained!.undelivered} messages left after ${drained!.drainSeconds.toFixed(1)} s`)).join('; ')}; then came the lone run.\n`
+  ? `\nWebhook: the service on a store with one subscription, delivering every plant created to a receiver process that verifies each delivery (\`bench/webhook-receiver.mjs\`); its own phases are in the section below the tables.\n`
   : '';
 
 const date = new Date().toISOString().slice(0, 10);
@@ -345,7 +356,7 @@ Against the bare baseline:
 |---|---|---|---|---|
 ${againstBaseline.join('\n')}
 
-![req/s and CPU per request of baseline, durable floor and service](${pictureName})
+${webhookPart === undefined ? '' : `${webhookPart.section}\n`}![req/s and CPU per request of baseline, durable floor and service](${pictureName})
 `;
 
 process.stdout.write(`\n${report}`);
@@ -365,3 +376,7 @@ writeFileSync(
   }),
 );
 process.stderr.write(`written to ${file} and ${pictureName}\n`);
+// The webhook figures once more at the end, where a reader of the terminal looks first.
+if (webhookPart !== undefined) {
+  process.stdout.write(`\n${webhookPart.section}\n| target | goal | service | |\n|---|---|---|---|\n${webhookPart.goalRows.join('\n')}\n`);
+}

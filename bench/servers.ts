@@ -95,7 +95,7 @@ const TICKS_PER_SECOND = 100;
  * utime + stime of a process (its line in /proc/PID/stat already adds up all its threads), plus
  * cutime + cstime (children that exited and were waited for), plus the same for each live child.
  */
-function treeCpuSeconds(pid: number): number {
+export function treeCpuSeconds(pid: number): number {
   let stat: string;
   try {
     stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

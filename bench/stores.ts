@@ -68,12 +68,16 @@ export async function preload(url: string, count: number, report: (done: number)
   }
 }
 
-/** Subscribes `receiverUrl` to the plants created in the store at `url`, as `plantstore webhook add` does. */
-export async function subscribe(url: string, receiverUrl: string): Promise<void> {
+/**
+ * Subscribes `receiverUrl` to the plants created in the store at `url`, as `plantstore webhook add`
+ * does, and returns the subscription's signing secret, which the receiver verifies deliveries with.
+ */
+export async function subscribe(url: string, receiverUrl: string): Promise<string> {
   const store = await openStore({ database: parseDatabaseUrl(url, 'bench'), databasePoolSize: 2 });
   try {
     const added = await addSubscription(store.webhooks, receiverUrl, 'bench');
     if (!added.added) throw new Error(added.problem);
+    return added.subscription.secret;
   } finally {
     await store.close();
   }

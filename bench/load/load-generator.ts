@@ -24,6 +24,8 @@ export interface LoadRun {
   idBase: number;
   /** The core to run on, when the machine has more than one. */
   cpu?: number | undefined;
+  /** Requests a second to pace the run to, over all its connections; unset: as fast as the server answers. */
+  ratePerSecond?: number | undefined;
 }
 
 const WRK_SCRIPT = fileURLToPath(new URL('./post-plants.lua', import.meta.url));
@@ -43,7 +45,9 @@ export const loadGenerator: { name: string; run(run: LoadRun): Promise<LoadResul
   : { name: 'autocannon', run: runAutocannon };
 
 async function runWrk(run: LoadRun): Promise<LoadResult> {
-  const args = ['-t1', `-c${run.connections}`, `-d${run.seconds}s`, '--timeout', '10s', '-s', WRK_SCRIPT, run.url, '--', run.token, String(run.idBase)];
+  // One thread: the script paces each thread to the rate it is given.
+  const rate = run.ratePerSecond === undefined ? [] : [String(run.ratePerSecond)];
+  const args = ['-t1', `-c${run.connections}`, `-d${run.seconds}s`, '--timeout', '10s', '-s', WRK_SCRIPT, run.url, '--', run.token, String(run.idBase), ...rate];
   const [command, commandArgs] = run.cpu === undefined ? ['wrk', args] : ['taskset', ['-c', String(run.cpu), 'wrk', ...args]];
   const child = spawn(command, commandArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
@@ -68,6 +72,9 @@ async function runAutocannon(run: LoadRun): Promise<LoadResult> {
     url: `${run.url}/plants`,
     connections: run.connections,
     duration: run.seconds,
+    // autocannon paces by the second: each connection's share of a second's requests goes out at
+    // once, then it waits for the next second. Coarser than wrk's script, which paces every request.
+    ...(run.ratePerSecond === undefined ? {} : { overallRate: Math.max(1, Math.round(run.ratePerSecond)) }),
     method: 'POST',
     headers: { authorization: `Bearer ${run.token}`, 'content-type': 'application/json' },
     requests: [{ setupRequest: (request) => ({ ...request, body: `{"id":${++next},"name":"Monstera deliciosa","tag":"aroid"}` }) }],
