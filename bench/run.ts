@@ -30,7 +30,7 @@ const HELP = `Usage: npm run bench -- [options]
   --webhook                 also measure the service with one webhook subscription, in the same rounds:
                             a receiver process (pinned beside the load generator) verifies every
                             delivery's signature and times it; after the loaded run, the backlog's
-                            drain, then a steady phase at half the loaded create rate, then a drain
+                            drain, then a steady phase at half the sustainable create rate, then a drain
   --steady-seconds S        with --webhook: seconds of the steady phase (default 20)
   --drain-limit S           with --webhook: the most seconds each drain waits for the backlog (default 120)
   --smoke                   a few seconds: checks that everything runs and reports; asserts nothing

@@ -1,6 +1,6 @@
 // One round of `npm run bench -- --webhook`: the service with one subscription, whose receiver
 // (bench/webhook-receiver.mjs) verifies and times every delivery. In order: the loaded run, a
-// drain, a steady phase at half the loaded create rate, a drain, the lone run. The drains let each
+// drain, a steady phase at half the process's sustainable create rate, a drain, the lone run. The drains let each
 // phase start without the last one's backlog: the lone run then measures a create beside its own
 // delivery. Every wait is bounded, so a dispatcher that falls behind yields figures that say so
 // rather than a hang.
@@ -91,7 +91,7 @@ export async function measureWebhookRound<S extends LoadResult>(plan: WebhookRou
   plan.log(`loaded: ${Math.round(many.requestsPerSecond)} creates/s, ${Math.round(deliveriesPerSecondUnderLoad)} deliveries/s; draining (at most ${plan.drainLimitMs / 1000} s)`);
   const drain = await drainBacklog(server, receiver, plan.drainLimitMs);
   plan.log(`drained ${drain.delivered} in ${drain.seconds.toFixed(1)} s${drain.left > 0 ? `, ${drain.left} left` : ''}; steady phase`);
-  const steady = await steadyPhase(plan, many.requestsPerSecond / 2, drain);
+  const steady = await steadyPhase(plan, sustainableRate(many.requestsPerSecond, drain.perSecond) / 2, drain);
   plan.log(`steady: ${Math.round(steady.achievedPerSecond)} creates/s, max oldest pending ${steady.oldestPending.maxSeconds.toFixed(2)} s; lone run`);
   const lone = await plan.lone();
   const totals = await receiver.stats();
@@ -101,6 +101,17 @@ export async function measureWebhookRound<S extends LoadResult>(plan: WebhookRou
     lone,
     webhook: { createsPerSecond: many.requestsPerSecond, deliveriesPerSecondUnderLoad, drain, steady, receiver: totals, receiverCpuUsPerDelivery },
   };
+}
+
+/**
+ * The most creates a second the process sustains with every plant also delivered: a create costs it
+ * 1/creates of a second, as measured with the load alone, and a delivery 1/deliveries, as measured
+ * in the drain alone; both share the one process. Above it, the backlog grows without bound.
+ */
+export function sustainableRate(createsPerSecond: number, deliveriesPerSecond: number): number {
+  // Nothing left to drain: the deliveries kept up with the load itself.
+  if (!Number.isFinite(deliveriesPerSecond)) return createsPerSecond;
+  return 1 / (1 / createsPerSecond + 1 / deliveriesPerSecond);
 }
 
 /** Creates paced to `ratePerSecond`, with the oldest pending message's age sampled throughout; then a drain. */
