@@ -40,6 +40,8 @@ export interface DispatcherOptions {
 const BUSY_UTILIZATION = 0.8;
 const BUSY_TURN_GAP_MS = 50;
 const BUSY_SLOTS = 8;
+/** Most messages a claim takes while busy: on SQLite a claim holds the event loop, and the creates waiting behind it see it in their latency. */
+const BUSY_CLAIM_MOST = 32;
 /** How often the event loop's utilization is sampled. */
 const LOAD_WINDOW_MS = 100;
 /** Most messages one claim takes for a subscription: a turn's store work stays short, whatever the backlog. */
@@ -241,7 +243,7 @@ export class WebhookDispatcher {
         }
         continue;
       }
-      const wanted = Math.min(CLAIM_MOST, target.wanted(this.#slots(), now));
+      const wanted = Math.min(this.#load.busy ? BUSY_CLAIM_MOST : CLAIM_MOST, target.wanted(this.#slots(), now));
       if (wanted === 0) continue;
       const claimedAt = Date.now();
       const claimed = await this.#store.claimMessages({ subscriptionId: id, owner: this.#owner, limit: wanted, leaseMs: this.#leaseMs });
