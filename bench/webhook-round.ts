@@ -108,7 +108,7 @@ export async function measureWebhookRound<S extends LoadResult>(plan: WebhookRou
  * 1/creates of a second, as measured with the load alone, and a delivery 1/deliveries, as measured
  * in the drain alone; both share the one process. Above it, the backlog grows without bound.
  */
-export function sustainableRate(createsPerSecond: number, deliveriesPerSecond: number): number {
+function sustainableRate(createsPerSecond: number, deliveriesPerSecond: number): number {
   // Nothing left to drain: the deliveries kept up with the load itself.
   if (!Number.isFinite(deliveriesPerSecond)) return createsPerSecond;
   return 1 / (1 / createsPerSecond + 1 / deliveriesPerSecond);

@@ -11,7 +11,7 @@ export interface LeasedMessage {
 }
 
 /** Most messages one subscription holds claimed and unsent in this process. */
-export const MOST_QUEUED = 1024;
+const MOST_QUEUED = 1024;
 /** A subscription holds as many claimed messages as it delivered in this long, so that a claim is one transaction for many messages... */
 const QUEUED_SECONDS = 0.25;
 /** ...once that is at least this many: a slower one claims only for its free slots, as each attempt ends. */
