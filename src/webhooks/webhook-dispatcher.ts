@@ -44,6 +44,14 @@ const BUSY_SLOTS = 8;
 const BUSY_CLAIM_MOST = 32;
 /** How often the event loop's utilization is sampled. */
 const LOAD_WINDOW_MS = 100;
+/**
+ * Once the loop's use falls below BUSY_UTILIZATION with deliveries held back,
+ * they go at full pace for at least this long, whatever the loop's use. A
+ * backlog's catch-up fills the loop by itself: read as creates' load, it
+ * would hold deliveries back again at once, and the backlog would never
+ * shrink (at half the sustainable rate on SQLite, messages waited 2 s).
+ */
+const CATCH_UP_MS = 1000;
 /** Most messages one claim takes for a subscription: a turn's store work stays short, whatever the backlog. */
 const CLAIM_MOST = 256;
 /** Outcomes wait at most this long for company before a turn records them... */
@@ -88,6 +96,8 @@ export class WebhookDispatcher {
   /** When this process last committed messages: creates are flowing. */
   #lastWrittenAt = 0;
   #load: { sample: EventLoopUtilization; at: number; busy: boolean } = { sample: performance.eventLoopUtilization(), at: Date.now(), busy: false };
+  /** Until when deliveries go at full pace after being held back (see CATCH_UP_MS). */
+  #catchUpUntil = 0;
   #again = false;
   #stopped = false;
   #lastPrune = 0;
@@ -144,7 +154,9 @@ export class WebhookDispatcher {
     if (now - this.#load.at >= LOAD_WINDOW_MS) {
       const sample = performance.eventLoopUtilization();
       const utilization = performance.eventLoopUtilization(sample, this.#load.sample).utilization;
-      this.#load = { sample, at: now, busy: utilization > BUSY_UTILIZATION && now - this.#lastWrittenAt < 2 * LOAD_WINDOW_MS };
+      const busy = utilization > BUSY_UTILIZATION && now - this.#lastWrittenAt < 2 * LOAD_WINDOW_MS && now >= this.#catchUpUntil;
+      if (this.#load.busy && !busy) this.#catchUpUntil = now + CATCH_UP_MS;
+      this.#load = { sample, at: now, busy };
     }
     return this.#load.busy ? Math.max(0, this.#lastTurnAt + BUSY_TURN_GAP_MS - now) : 0;
   }

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { hasCommand, loadGenerator } from '../../bench/load/load-generator.js';
+import { metricValue } from '../../bench/service-metrics.js';
+import { startReceiver } from '../../bench/webhook-receiver.js';
 import { existingStoreUrl, testBackends } from '../helpers/backends.js';
 import { createToken, startServer } from '../helpers/processes.js';
 import { requireOrSkip } from '../helpers/require-or-skip.js';
@@ -34,5 +36,52 @@ for (const backend of await testBackends('webhook deliveries under saturation'))
     assert.ok(perSecond.length >= LOAD_SECONDS - 2, `${perSecond.length} whole seconds sampled`);
     assert.ok(perSecond.every((count) => count >= LEAST_PER_SECOND), `deliveries a second: ${perSecond.join(', ')}`);
     assert.deepEqual(receiver.rejected, []);
+  });
+}
+
+/** Seconds of creates at a fifth of the saturated rate, in which the backlog that saturation left must be delivered. */
+const MODERATE_SECONDS = 30;
+/** The oldest pending message's age that says the backlog is gone: the next messages are being delivered as they come. */
+const CAUGHT_UP_SECONDS = 1;
+
+for (const backend of await testBackends('a backlog draining beside creates')) {
+  test(`${backend.name}: the backlog that saturation left is delivered while creates go on at a fifth of that rate`, async (t) => {
+    if (!requireOrSkip(t, 'wrk is not installed (apt-get install wrk; .ci/run installs it)', hasCommand('wrk'))) return;
+    const env = { DATABASE_URL: await existingStoreUrl(t, backend) };
+    // Its own process, which verifies every signature: a receiver in the test's process would be what limits the pace.
+    const receiver = await startReceiver(undefined);
+    t.after(() => receiver.close());
+    await receiver.useSecret((await addWebhook(env, receiver.url)).secret);
+    const token = await createToken(env, 'writer');
+    const server = await startServer(t, env);
+    const saturated = await loadGenerator.run({ url: server.url, token, connections: 64, seconds: 2, idBase: 1 });
+    const backlog = saturated.requests - (await receiver.stats()).received;
+    const startedAt = Date.now();
+    let caughtUpAfter: number | undefined;
+    let oldest = NaN;
+    const moderate = loadGenerator.run({
+      url: server.url,
+      token,
+      connections: 64,
+      seconds: MODERATE_SECONDS,
+      idBase: 2 ** 40,
+      ratePerSecond: Math.max(1, Math.round(saturated.requestsPerSecond / 5)),
+    });
+    let running = true;
+    void moderate.finally(() => (running = false));
+    while (running && caughtUpAfter === undefined) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      oldest = (await metricValue(server.url, 'plantstore_webhook_oldest_pending_seconds')) ?? NaN;
+      if (oldest < CAUGHT_UP_SECONDS) caughtUpAfter = (Date.now() - startedAt) / 1000;
+    }
+    const paced = await moderate;
+    const stats = await receiver.stats();
+    t.diagnostic(
+      `${Math.round(saturated.requestsPerSecond)} creates a second left ${backlog} messages; beside ${Math.round(paced.requestsPerSecond)} creates a second, ` +
+        (caughtUpAfter === undefined ? `the oldest still waited ${oldest.toFixed(1)} s at the end` : `the oldest waited under ${CAUGHT_UP_SECONDS} s after ${caughtUpAfter.toFixed(1)} s`),
+    );
+    assert.equal(saturated.errors + saturated.non2xx + paced.errors + paced.non2xx, 0, 'every create answered 200');
+    assert.ok(caughtUpAfter !== undefined, `after ${MODERATE_SECONDS} s of creates at a fifth of the rate the oldest message still waited ${oldest.toFixed(1)} s`);
+    assert.equal(stats.invalid, 0, stats.firstProblem ?? '');
   });
 }
