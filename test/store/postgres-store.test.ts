@@ -5,6 +5,8 @@ import { ServiceError } from '../../src/errors.js';
 import { migrate, migrations } from '../../src/store/postgres/migrations.js';
 import { INSERT_PLANTS, INSERT_PLANTS_NAME } from '../../src/store/postgres/plant-batch.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { CLAIM_MESSAGES } from '../../src/store/postgres/webhook-store.js';
+import { addSubscription } from '../../src/webhooks/subscriptions.js';
 import { fleetSkipReason, freshPooledDatabase } from '../helpers/fleet.js';
 import { freshPostgresDatabase, POSTGRES_SKIP_REASON, postgresReachable } from '../helpers/postgres.js';
 import { type ParsedStatement, readParses } from '../helpers/postgres-parses.js';
@@ -39,6 +41,42 @@ if (!(await postgresReachable())) {
       { id: '9007199254740993', type: 'bigint' },
       { id: '9223372036854775807', type: 'bigint' },
     ]);
+  });
+
+  test('postgres: a claim reads only the messages it takes, however long the backlog', async (t) => {
+    const url = await freshPostgresDatabase(t);
+    const store = await PostgresStore.open(url, { poolSize: 2 });
+    t.after(() => store.close());
+    const added = await addSubscription(store.webhooks, 'http://127.0.0.1:9/hooks', 'backlog');
+    assert.ok(added.added);
+    // Batches as creates write them: many messages share their batch's due time. No ANALYZE runs,
+    // as none has on a table that grew this fast in production.
+    for (let batch = 0; batch < 40; batch++) {
+      await store.createPlants(Array.from({ length: 100 }, (_, i) => ({ id: BigInt(batch * 100 + i + 1), name: 'backlog' })));
+    }
+    const client = new pg.Client(url);
+    await client.connect();
+    let plan: PlanNode;
+    try {
+      // EXPLAIN ANALYZE runs the claim: rolled back, it claims nothing.
+      await client.query('BEGIN');
+      const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM_MESSAGES}`, [
+        added.subscription.id,
+        'explain',
+        32,
+        60_000,
+      ]);
+      plan = rows[0]!['QUERY PLAN'][0].Plan;
+      await client.query('ROLLBACK');
+    } finally {
+      await client.end();
+    }
+    const nodes = planNodes(plan);
+    const sorts = nodes.filter((node) => /Sort/.test(node['Node Type']));
+    assert.deepEqual(sorts.map((node) => node['Node Type']), [], 'the due messages are read in the index\'s order, not sorted');
+    const due = nodes.find((node) => node['Index Name'] === 'webhook_messages_due');
+    assert.ok(due !== undefined, 'the claim reads the due index');
+    assert.ok(due['Actual Rows'] <= 33, `the claim read ${due['Actual Rows']} due messages of 4,000 to take 32`);
   });
 
   test('postgres: migrations racing from several instances apply each step once', async (t) => {
@@ -123,4 +161,15 @@ if (!(await postgresReachable())) {
       assert.deepEqual(await stores[1]!.createPlants([{ id: 1n, name: 'plant 1' }]), [{ outcome: 'replayed' }]);
     },
   );
+}
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  'Actual Rows': number;
+  Plans?: PlanNode[];
+}
+
+function planNodes(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(planNodes)];
 }

@@ -32,6 +32,26 @@ interface SubscriptionRow {
 const RETIRED_SECRETS = `coalesce((SELECT json_agg(json_build_array(r.secret, (extract(epoch FROM r.valid_until) * 1000)::bigint))
                                       FROM webhook_retired_secrets r WHERE r.subscription_id = s.id), '[]') AS retired_secrets`;
 
+/**
+ * A claim ($1 subscription, $2 owner, $3 most messages, $4 lease in ms): the
+ * due messages in the order of the index `webhook_messages_due`
+ * (subscription, due time), so it reads only the rows it takes, however long
+ * the backlog. An order the index does not hold (as the due time then the id
+ * once was) needs a sort of every due message: 56 ms a claim behind a
+ * backlog of 170,000, with the statistics the planner had of a fast-growing
+ * table. Deliveries promise no order.
+ */
+export const CLAIM_MESSAGES = `UPDATE webhook_messages AS m
+    SET next_attempt_at = now() + $4 * interval '1 millisecond', lease_owner = $2, attempts = m.attempts + 1
+   FROM plants AS p
+  WHERE m.id = ANY (ARRAY(SELECT id FROM webhook_messages
+                           WHERE subscription_id = $1 AND state = 'pending' AND next_attempt_at <= now()
+                             AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = $1 AND paused_at IS NOT NULL)
+                           ORDER BY next_attempt_at LIMIT $3
+                           FOR UPDATE SKIP LOCKED))
+    AND p.id = m.plant_id
+  RETURNING m.id, m.attempts, m.created_at, m.requeued_at, p.id AS plant_id, p.name, p.tag`;
+
 /** Any constant does: adds and URL changes take turns on it, so two of one URL cannot both find it free. */
 const ADD_LOCK = 8100956956760700016n;
 
@@ -230,16 +250,7 @@ export class PostgresWebhookStore implements WebhookStore {
         name: string;
         tag: string | null;
       }>(
-        `UPDATE webhook_messages AS m
-            SET next_attempt_at = now() + $4 * interval '1 millisecond', lease_owner = $2, attempts = m.attempts + 1
-           FROM plants AS p
-          WHERE m.id = ANY (ARRAY(SELECT id FROM webhook_messages
-                                   WHERE subscription_id = $1 AND state = 'pending' AND next_attempt_at <= now()
-                                     AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = $1 AND paused_at IS NOT NULL)
-                                   ORDER BY next_attempt_at, id LIMIT $3
-                                   FOR UPDATE SKIP LOCKED))
-            AND p.id = m.plant_id
-          RETURNING m.id, m.attempts, m.created_at, m.requeued_at, p.id AS plant_id, p.name, p.tag`,
+        CLAIM_MESSAGES,
         [subscriptionId, owner, limit, leaseMs],
       );
       // RETURNING follows no order; the oldest message goes first.
