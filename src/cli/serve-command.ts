@@ -101,6 +101,7 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
   }
   const dispatcher = new WebhookDispatcher(
     store.webhooks,
+    app.groupCommit,
     {
       timeoutMs: config.webhookTimeoutMs,
       retryMinMs: config.webhookRetryMinMs,

@@ -35,6 +35,7 @@ export class GroupCommit implements PlantWriter {
   #inFlight = 0;
   #flushScheduled = false;
   #commits = 0;
+  #plantsCommitted = 0;
   /** Called once nothing is queued or in flight (see `drain`). */
   #whenIdle: (() => void)[] = [];
 
@@ -61,6 +62,11 @@ export class GroupCommit implements PlantWriter {
   /** Commits made so far; a lone request makes exactly one. */
   get commits(): number {
     return this.#commits;
+  }
+
+  /** Plants in the transactions committed so far, created or not (a replay, a conflict). */
+  get plantsCommitted(): number {
+    return this.#plantsCommitted;
   }
 
   /** Creates accepted and not yet in a transaction. */
@@ -97,6 +103,7 @@ export class GroupCommit implements PlantWriter {
     let results: CreatePlantResult[];
     try {
       results = await this.#store.createPlants(batch.map((waiting) => waiting.plant));
+      this.#plantsCommitted += batch.length;
       this.#options.onCommit?.(batch.length, Number(process.hrtime.bigint() - started) / 1e9);
     } catch (error) {
       // A failed transaction stored nothing of the batch: every request in it is told so.

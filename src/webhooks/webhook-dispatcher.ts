@@ -8,6 +8,7 @@ import { type AttemptResult, loadReceiverClient, postMessage } from './post-mess
 import { messageBody, webhookId } from './message.js';
 import { signedHeaders } from './signature.js';
 import { DeliveryTarget, type LeasedMessage } from './delivery-target.js';
+import { DeliveryPace } from './delivery-pace.js';
 import type { WebhookMetrics } from '../observability/webhook-metrics.js';
 
 export interface DispatcherOptions {
@@ -27,8 +28,14 @@ export interface DispatcherOptions {
   pollMs: number;
 }
 
+/** What the dispatcher reads of the creates' writer (the group commit). */
+export interface CreatesWriter {
+  /** Plants committed so far: their pace shows whether deliveries slow creates down. */
+  readonly plantsCommitted: number;
+}
+
 /**
- * While creates keep the event loop busier than this share, the dispatcher
+ * While deliveries are held back (see DeliveryPace), the dispatcher
  * takes a turn (a settle and a claim: store work on the event loop) at most
  * every `BUSY_TURN_GAP_MS`, and each subscription keeps at most `BUSY_SLOTS`
  * attempts in flight. Attempts go on between turns, from the messages each
@@ -37,21 +44,12 @@ export interface DispatcherOptions {
  * subscription against one per client (the share is measured in
  * docs/performance.md).
  */
-const BUSY_UTILIZATION = 0.8;
 const BUSY_TURN_GAP_MS = 50;
 const BUSY_SLOTS = 8;
 /** Most messages a claim takes while busy: on SQLite a claim holds the event loop, and the creates waiting behind it see it in their latency. */
 const BUSY_CLAIM_MOST = 32;
 /** How often the event loop's utilization is sampled. */
 const LOAD_WINDOW_MS = 100;
-/**
- * Once the loop's use falls below BUSY_UTILIZATION with deliveries held back,
- * they go at full pace for at least this long, whatever the loop's use. A
- * backlog's catch-up fills the loop by itself: read as creates' load, it
- * would hold deliveries back again at once, and the backlog would never
- * shrink (at half the sustainable rate on SQLite, messages waited 2 s).
- */
-const CATCH_UP_MS = 1000;
 /** Most messages one claim takes for a subscription: a turn's store work stays short, whatever the backlog. */
 const CLAIM_MOST = 256;
 /** Outcomes wait at most this long for company before a turn records them... */
@@ -95,9 +93,10 @@ export class WebhookDispatcher {
   #lastTurnAt = 0;
   /** When this process last committed messages: creates are flowing. */
   #lastWrittenAt = 0;
-  #load: { sample: EventLoopUtilization; at: number; busy: boolean } = { sample: performance.eventLoopUtilization(), at: Date.now(), busy: false };
-  /** Until when deliveries go at full pace after being held back (see CATCH_UP_MS). */
-  #catchUpUntil = 0;
+  readonly #creates: CreatesWriter;
+  readonly #pace = new DeliveryPace();
+  /** The last window's end: the loop's use and the plants committed until then. */
+  #window: { loop: EventLoopUtilization; plantsCommitted: number; at: number };
   #again = false;
   #stopped = false;
   #lastPrune = 0;
@@ -105,8 +104,10 @@ export class WebhookDispatcher {
   /** A stop's grace ran out: the attempts still in flight were cut. */
   #interrupted = false;
 
-  constructor(store: WebhookStore, options: DispatcherOptions, log: FastifyBaseLogger, metrics?: WebhookMetrics) {
+  constructor(store: WebhookStore, creates: CreatesWriter, options: DispatcherOptions, log: FastifyBaseLogger, metrics?: WebhookMetrics) {
     this.#store = store;
+    this.#creates = creates;
+    this.#window = { loop: performance.eventLoopUtilization(), plantsCommitted: creates.plantsCommitted, at: Date.now() };
     this.#options = options;
     this.#log = log;
     this.#metrics = metrics;
@@ -132,7 +133,7 @@ export class WebhookDispatcher {
       this.#again = true;
       return;
     }
-    this.#schedule(this.#pace());
+    this.#schedule(this.#nextTurnIn());
   }
 
   #schedule(delayMs: number): void {
@@ -148,22 +149,25 @@ export class WebhookDispatcher {
     }, delayMs);
   }
 
-  /** How long the next turn waits: nothing, unless creates are keeping the event loop busy. */
-  #pace(): number {
+  /** How long the next turn waits: nothing, unless deliveries are held back. */
+  #nextTurnIn(): number {
     const now = Date.now();
-    if (now - this.#load.at >= LOAD_WINDOW_MS) {
-      const sample = performance.eventLoopUtilization();
-      const utilization = performance.eventLoopUtilization(sample, this.#load.sample).utilization;
-      const busy = utilization > BUSY_UTILIZATION && now - this.#lastWrittenAt < 2 * LOAD_WINDOW_MS && now >= this.#catchUpUntil;
-      if (this.#load.busy && !busy) this.#catchUpUntil = now + CATCH_UP_MS;
-      this.#load = { sample, at: now, busy };
+    if (now - this.#window.at >= LOAD_WINDOW_MS) {
+      const loop = performance.eventLoopUtilization();
+      const plantsCommitted = this.#creates.plantsCommitted;
+      this.#pace.update(now, {
+        loop: performance.eventLoopUtilization(loop, this.#window.loop).utilization,
+        createsPerSecond: ((plantsCommitted - this.#window.plantsCommitted) * 1000) / (now - this.#window.at),
+        creating: now - this.#lastWrittenAt < 2 * LOAD_WINDOW_MS,
+      });
+      this.#window = { loop, plantsCommitted, at: now };
     }
-    return this.#load.busy ? Math.max(0, this.#lastTurnAt + BUSY_TURN_GAP_MS - now) : 0;
+    return this.#pace.held ? Math.max(0, this.#lastTurnAt + BUSY_TURN_GAP_MS - now) : 0;
   }
 
   /** Attempts a subscription may have in flight now. */
   #slots(): number {
-    return this.#load.busy ? Math.min(BUSY_SLOTS, this.#options.concurrency) : this.#options.concurrency;
+    return this.#pace.held ? Math.min(BUSY_SLOTS, this.#options.concurrency) : this.#options.concurrency;
   }
 
   /**
@@ -214,7 +218,7 @@ export class WebhookDispatcher {
       this.#turn = undefined;
       if (this.#again) {
         this.#again = false;
-        this.#schedule(this.#pace());
+        this.#schedule(this.#nextTurnIn());
       } else {
         this.#schedule(this.#settlements.length > 0 ? SETTLE_GAP_MS : this.#options.pollMs);
       }
@@ -255,7 +259,7 @@ export class WebhookDispatcher {
         }
         continue;
       }
-      const wanted = Math.min(this.#load.busy ? BUSY_CLAIM_MOST : CLAIM_MOST, target.wanted(this.#slots(), now));
+      const wanted = Math.min(this.#pace.held ? BUSY_CLAIM_MOST : CLAIM_MOST, target.wanted(this.#slots(), now));
       if (wanted === 0) continue;
       const claimedAt = Date.now();
       const claimed = await this.#store.claimMessages({ subscriptionId: id, owner: this.#owner, limit: wanted, leaseMs: this.#leaseMs });

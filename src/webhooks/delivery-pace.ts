@@ -1,0 +1,81 @@
+/**
+ * Above this share of the event loop in use, with creates flowing, creates
+ * are taken to saturate the process: deliveries are held back.
+ */
+export const BUSY_UTILIZATION = 0.8;
+/**
+ * Once held-back deliveries find the loop below BUSY_UTILIZATION, they go at
+ * full pace for at least this long, whatever the loop's use: a backlog's
+ * catch-up fills the loop by itself and, read as creates' load, would hold
+ * deliveries back again at once, so that the backlog never shrank (at half
+ * the sustainable rate on SQLite, messages waited 2 s).
+ */
+export const CATCH_UP_MS = 1000;
+/**
+ * A catch-up during which creates fall below this share of their pace while
+ * deliveries were held back is cut short: the deliveries took the creates'
+ * room. On PostgreSQL the loop waits for the database and so looks free
+ * while creates saturate the machine; their rate is what shows it.
+ */
+export const DISPLACED_SHARE = 0.7;
+/** The longest wait before trying a catch-up again after catch-ups kept displacing creates; the wait doubles from CATCH_UP_MS. */
+export const MOST_CATCH_UP_WAIT_MS = 30_000;
+
+/** What the dispatcher measured over one window. */
+export interface LoadWindow {
+  /** The event loop's utilization over the window, 0 to 1. */
+  loop: number;
+  /** Plants committed a second over the window. */
+  createsPerSecond: number;
+  /** Whether creates are flowing at all. */
+  creating: boolean;
+}
+
+/**
+ * Decides, window by window, whether deliveries are held back so that creates
+ * keep the process: held while creates keep the loop busy; let go when they
+ * no longer do, for a catch-up of at least CATCH_UP_MS that ends early if it
+ * slows the creates down. Each catch-up that did waits twice as long as the
+ * one before to be tried again, up to MOST_CATCH_UP_WAIT_MS; one that did not
+ * resets the wait.
+ */
+export class DeliveryPace {
+  #held = false;
+  /** The catch-up under way: until when, and the creates' pace before it. */
+  #catchUp: { until: number; createsPerSecond: number } | undefined;
+  /** Creates a second in the last window with deliveries held back. */
+  #heldCreatesPerSecond = 0;
+  #nextCatchUpAt = 0;
+  #catchUpWaitMs = CATCH_UP_MS;
+
+  get held(): boolean {
+    return this.#held;
+  }
+
+  /** Takes one window's figures (at `now`, ms) and says whether deliveries are held back from now on. */
+  update(now: number, window: LoadWindow): boolean {
+    if (this.#catchUp !== undefined) {
+      if (window.createsPerSecond < DISPLACED_SHARE * this.#catchUp.createsPerSecond) {
+        this.#catchUp = undefined;
+        this.#held = true;
+        this.#nextCatchUpAt = now + this.#catchUpWaitMs;
+        this.#catchUpWaitMs = Math.min(2 * this.#catchUpWaitMs, MOST_CATCH_UP_WAIT_MS);
+        return true;
+      }
+      if (now < this.#catchUp.until) return false;
+      this.#catchUp = undefined;
+      this.#catchUpWaitMs = CATCH_UP_MS;
+    }
+    const saturated = window.creating && window.loop > BUSY_UTILIZATION;
+    if (!this.#held) {
+      this.#held = saturated;
+    } else {
+      this.#heldCreatesPerSecond = window.createsPerSecond;
+      if (!saturated && now >= this.#nextCatchUpAt) {
+        this.#held = false;
+        this.#catchUp = { until: now + CATCH_UP_MS, createsPerSecond: this.#heldCreatesPerSecond };
+      }
+    }
+    return this.#held;
+  }
+}

@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { CATCH_UP_MS, DeliveryPace, MOST_CATCH_UP_WAIT_MS } from '../../src/webhooks/delivery-pace.js';
+
+/** A window every 100 ms, as the dispatcher takes them. */
+const WINDOW_MS = 100;
+
+/** Feeds `pace` windows from `from` (ms) for `forMs`, each with `window`; returns the last decision and the time after. */
+function run(pace: DeliveryPace, from: number, forMs: number, window: { loop: number; createsPerSecond: number; creating?: boolean }) {
+  let held = pace.held;
+  let now = from;
+  for (; now < from + forMs; now += WINDOW_MS) held = pace.update(now, { creating: true, ...window });
+  return { held, now };
+}
+
+/** When, from `from`, deliveries are first let go (a catch-up begins) under `window`; undefined if not within `withinMs`. */
+function letGoAt(pace: DeliveryPace, from: number, withinMs: number, window: { loop: number; createsPerSecond: number }): number | undefined {
+  for (let now = from; now < from + withinMs; now += WINDOW_MS) if (!pace.update(now, { creating: true, ...window })) return now;
+  return undefined;
+}
+
+test('deliveries are held back while creates keep the loop busy, and not when nothing is created', () => {
+  const pace = new DeliveryPace();
+  assert.equal(run(pace, 0, 500, { loop: 0.5, createsPerSecond: 5000 }).held, false);
+  assert.equal(run(pace, 500, 500, { loop: 0.95, createsPerSecond: 30_000 }).held, true);
+  const idle = new DeliveryPace();
+  assert.equal(run(idle, 0, 500, { loop: 0.95, createsPerSecond: 0, creating: false }).held, false, 'a busy loop without creates is the deliveries’ own');
+});
+
+test('let go, deliveries catch up at full pace for a second even though their catch-up fills the loop', () => {
+  const pace = new DeliveryPace();
+  let { now } = run(pace, 0, 500, { loop: 0.95, createsPerSecond: 5000 });
+  assert.equal(pace.held, true);
+  assert.equal(pace.update(now, { loop: 0.6, creating: true, createsPerSecond: 5000 }), false, 'let go once the loop has room');
+  now += WINDOW_MS;
+  // The catch-up's own work keeps the loop busy; the creates keep their pace.
+  const during = run(pace, now, CATCH_UP_MS - WINDOW_MS, { loop: 0.99, createsPerSecond: 5000 });
+  assert.equal(during.held, false, 'still catching up');
+  assert.equal(pace.update(during.now, { loop: 0.99, creating: true, createsPerSecond: 5000 }), true, 'after the catch-up a busy loop holds deliveries back again');
+  assert.equal(pace.update(during.now + WINDOW_MS, { loop: 0.6, creating: true, createsPerSecond: 5000 }), false, 'and the next catch-up needs no wait');
+});
+
+test('a catch-up that slows creates down ends at once, and each one after waits twice as long, up to a limit', () => {
+  const pace = new DeliveryPace();
+  // PostgreSQL saturated: the loop waits for the database, so it looks free with deliveries held back.
+  let now = run(pace, 0, 300, { loop: 0.95, createsPerSecond: 24_000 }).now;
+  const waits: number[] = [];
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const at = letGoAt(pace, now, 60_000, { loop: 0.75, createsPerSecond: 24_000 });
+    assert.ok(at !== undefined, 'deliveries are let go again, later');
+    waits.push(at - now);
+    // At full pace the deliveries take the creates' room.
+    assert.equal(pace.update(at + WINDOW_MS, { loop: 0.9, creating: true, createsPerSecond: 10_000 }), true, 'held back as soon as creates slow down');
+    now = at + 2 * WINDOW_MS;
+  }
+  assert.ok(waits[1]! >= CATCH_UP_MS - WINDOW_MS && waits[1]! <= CATCH_UP_MS + WINDOW_MS, `first wait ${waits[1]} ms`);
+  for (let i = 2; i < waits.length; i++) {
+    const expected = Math.min(CATCH_UP_MS * 2 ** (i - 1), MOST_CATCH_UP_WAIT_MS);
+    assert.ok(Math.abs(waits[i]! - expected) <= 2 * WINDOW_MS, `wait ${i}: ${waits[i]} ms, about ${expected}`);
+  }
+  assert.ok(Math.max(...waits) <= MOST_CATCH_UP_WAIT_MS + WINDOW_MS, `waits ${waits.join(', ')} ms`);
+});
+
+test('a catch-up that leaves creates their pace resets the wait', () => {
+  const pace = new DeliveryPace();
+  let now = run(pace, 0, 300, { loop: 0.95, createsPerSecond: 24_000 }).now;
+  for (let attempt = 0; attempt < 4; attempt++) {
+    const at = letGoAt(pace, now, 60_000, { loop: 0.75, createsPerSecond: 24_000 })!;
+    pace.update(at + WINDOW_MS, { loop: 0.9, creating: true, createsPerSecond: 10_000 });
+    now = at + 2 * WINDOW_MS;
+  }
+  // Creates now leave room: a whole catch-up at their pace.
+  const at = letGoAt(pace, now, 60_000, { loop: 0.75, createsPerSecond: 4000 })!;
+  const caughtUp = run(pace, at + WINDOW_MS, CATCH_UP_MS, { loop: 0.99, createsPerSecond: 4000 });
+  assert.equal(caughtUp.held, true, 'held again after the catch-up, the loop being busy');
+  const next = letGoAt(pace, caughtUp.now, 60_000, { loop: 0.75, createsPerSecond: 4000 })!;
+  assert.ok(next - caughtUp.now <= WINDOW_MS, `let go again after ${next - caughtUp.now} ms`);
+  // This catch-up slows creates down: the wait after it is the first one again, not the sixth.
+  pace.update(next + WINDOW_MS, { loop: 0.9, creating: true, createsPerSecond: 1000 });
+  const after = letGoAt(pace, next + 2 * WINDOW_MS, 60_000, { loop: 0.75, createsPerSecond: 4000 })!;
+  assert.ok(after - next <= CATCH_UP_MS + 2 * WINDOW_MS, `let go again after ${after - next} ms`);
+});
