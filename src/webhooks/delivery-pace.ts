@@ -2,7 +2,7 @@
  * Above this share of the event loop in use, with creates flowing, creates
  * are taken to saturate the process: deliveries are held back.
  */
-export const BUSY_UTILIZATION = 0.8;
+const BUSY_UTILIZATION = 0.8;
 /**
  * Once held-back deliveries find the loop below BUSY_UTILIZATION, they go at
  * full pace for at least this long, whatever the loop's use: a backlog's
@@ -17,7 +17,7 @@ export const CATCH_UP_MS = 1000;
  * room. On PostgreSQL the loop waits for the database and so looks free
  * while creates saturate the machine; their rate is what shows it.
  */
-export const DISPLACED_SHARE = 0.7;
+const DISPLACED_SHARE = 0.7;
 /** The longest wait before trying a catch-up again after catch-ups kept displacing creates; the wait doubles from CATCH_UP_MS. */
 export const MOST_CATCH_UP_WAIT_MS = 30_000;
 
@@ -35,9 +35,9 @@ export interface LoadWindow {
  * Decides, window by window, whether deliveries are held back so that creates
  * keep the process: held while creates keep the loop busy; let go when they
  * no longer do, for a catch-up of at least CATCH_UP_MS that ends early if it
- * slows the creates down. Each catch-up that did waits twice as long as the
- * one before to be tried again, up to MOST_CATCH_UP_WAIT_MS; one that did not
- * resets the wait.
+ * slows the creates down. After each catch-up that did, the next one waits
+ * twice as long as the last, up to MOST_CATCH_UP_WAIT_MS; a catch-up that
+ * did not resets the wait.
  */
 export class DeliveryPace {
   #held = false;
