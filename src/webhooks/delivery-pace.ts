@@ -54,6 +54,14 @@ export class DeliveryPace {
 
   /** Takes one window's figures (at `now`, ms) and says whether deliveries are held back from now on. */
   update(now: number, window: LoadWindow): boolean {
+    if (!window.creating) {
+      // Nothing to make room for: full pace at once, and a later saturation starts afresh.
+      this.#held = false;
+      this.#catchUp = undefined;
+      this.#nextCatchUpAt = 0;
+      this.#catchUpWaitMs = CATCH_UP_MS;
+      return false;
+    }
     if (this.#catchUp !== undefined) {
       if (window.createsPerSecond < DISPLACED_SHARE * this.#catchUp.createsPerSecond) {
         this.#catchUp = undefined;
@@ -66,7 +74,7 @@ export class DeliveryPace {
       this.#catchUp = undefined;
       this.#catchUpWaitMs = CATCH_UP_MS;
     }
-    const saturated = window.creating && window.loop > BUSY_UTILIZATION;
+    const saturated = window.loop > BUSY_UTILIZATION;
     if (!this.#held) {
       this.#held = saturated;
     } else {

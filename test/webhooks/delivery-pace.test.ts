@@ -80,3 +80,21 @@ test('a catch-up that leaves creates their pace resets the wait', () => {
   const after = letGoAt(pace, next + 2 * WINDOW_MS, 60_000, { loop: 0.75, createsPerSecond: 4000 })!;
   assert.ok(after - next <= CATCH_UP_MS + 2 * WINDOW_MS, `let go again after ${after - next} ms`);
 });
+
+test('once creates stop, deliveries go at full pace at once, however long the wait they were in', () => {
+  const pace = new DeliveryPace();
+  let now = run(pace, 0, 300, { loop: 0.95, createsPerSecond: 24_000 }).now;
+  for (let attempt = 0; attempt < 6; attempt++) {
+    const at = letGoAt(pace, now, 60_000, { loop: 0.75, createsPerSecond: 24_000 })!;
+    pace.update(at + WINDOW_MS, { loop: 0.9, creating: true, createsPerSecond: 10_000 });
+    now = at + 2 * WINDOW_MS;
+  }
+  assert.equal(pace.held, true, 'held back, the next catch-up many seconds away');
+  assert.equal(pace.update(now, { loop: 0.99, creating: false, createsPerSecond: 0 }), false, 'let go as soon as no create comes');
+  // A saturation after it is met as the first was: let go again after the first wait.
+  run(pace, now + WINDOW_MS, 300, { loop: 0.95, createsPerSecond: 24_000 });
+  const at = letGoAt(pace, now + 400, 60_000, { loop: 0.75, createsPerSecond: 24_000 })!;
+  pace.update(at + WINDOW_MS, { loop: 0.9, creating: true, createsPerSecond: 10_000 });
+  const next = letGoAt(pace, at + 2 * WINDOW_MS, 60_000, { loop: 0.75, createsPerSecond: 24_000 })!;
+  assert.ok(next - at <= CATCH_UP_MS + 2 * WINDOW_MS, `let go again after ${next - at} ms`);
+});
