@@ -19,6 +19,20 @@ function letGoAt(pace: DeliveryPace, from: number, withinMs: number, window: { l
   return undefined;
 }
 
+/**
+ * PostgreSQL saturated (the loop looks free with deliveries held back) and `times` catch-ups that
+ * each slowed creates down; returns the time after the last.
+ */
+function displacingCatchUps(pace: DeliveryPace, times: number): number {
+  let now = run(pace, 0, 300, { loop: 0.95, createsPerSecond: 24_000 }).now;
+  for (let attempt = 0; attempt < times; attempt++) {
+    const at = letGoAt(pace, now, 60_000, { loop: 0.75, createsPerSecond: 24_000 })!;
+    pace.update(at + WINDOW_MS, { loop: 0.9, creating: true, createsPerSecond: 10_000 });
+    now = at + 2 * WINDOW_MS;
+  }
+  return now;
+}
+
 test('deliveries are held back while creates keep the loop busy, and not when nothing is created', () => {
   const pace = new DeliveryPace();
   assert.equal(run(pace, 0, 500, { loop: 0.5, createsPerSecond: 5000 }).held, false);
@@ -63,12 +77,7 @@ test('a catch-up that slows creates down ends at once, and each one after waits 
 
 test('a catch-up that leaves creates their pace resets the wait', () => {
   const pace = new DeliveryPace();
-  let now = run(pace, 0, 300, { loop: 0.95, createsPerSecond: 24_000 }).now;
-  for (let attempt = 0; attempt < 4; attempt++) {
-    const at = letGoAt(pace, now, 60_000, { loop: 0.75, createsPerSecond: 24_000 })!;
-    pace.update(at + WINDOW_MS, { loop: 0.9, creating: true, createsPerSecond: 10_000 });
-    now = at + 2 * WINDOW_MS;
-  }
+  const now = displacingCatchUps(pace, 4);
   // Creates now leave room: a whole catch-up at their pace.
   const at = letGoAt(pace, now, 60_000, { loop: 0.75, createsPerSecond: 4000 })!;
   const caughtUp = run(pace, at + WINDOW_MS, CATCH_UP_MS, { loop: 0.99, createsPerSecond: 4000 });
@@ -83,12 +92,7 @@ test('a catch-up that leaves creates their pace resets the wait', () => {
 
 test('once creates stop, deliveries go at full pace at once, however long the wait they were in', () => {
   const pace = new DeliveryPace();
-  let now = run(pace, 0, 300, { loop: 0.95, createsPerSecond: 24_000 }).now;
-  for (let attempt = 0; attempt < 6; attempt++) {
-    const at = letGoAt(pace, now, 60_000, { loop: 0.75, createsPerSecond: 24_000 })!;
-    pace.update(at + WINDOW_MS, { loop: 0.9, creating: true, createsPerSecond: 10_000 });
-    now = at + 2 * WINDOW_MS;
-  }
+  const now = displacingCatchUps(pace, 6);
   assert.equal(pace.held, true, 'held back, the next catch-up many seconds away');
   assert.equal(pace.update(now, { loop: 0.99, creating: false, createsPerSecond: 0 }), false, 'let go as soon as no create comes');
   // A saturation after it is met as the first was: let go again after the first wait.
