@@ -43,8 +43,6 @@ export class DeliveryPace {
   #held = false;
   /** The catch-up under way: until when, and the creates' pace before it. */
   #catchUp: { until: number; createsPerSecond: number } | undefined;
-  /** Creates a second in the last window with deliveries held back. */
-  #heldCreatesPerSecond = 0;
   #nextCatchUpAt = 0;
   #catchUpWaitMs = CATCH_UP_MS;
 
@@ -77,12 +75,10 @@ export class DeliveryPace {
     const saturated = window.loop > BUSY_UTILIZATION;
     if (!this.#held) {
       this.#held = saturated;
-    } else {
-      this.#heldCreatesPerSecond = window.createsPerSecond;
-      if (!saturated && now >= this.#nextCatchUpAt) {
-        this.#held = false;
-        this.#catchUp = { until: now + CATCH_UP_MS, createsPerSecond: this.#heldCreatesPerSecond };
-      }
+    } else if (!saturated && now >= this.#nextCatchUpAt) {
+      // The pace creates keep with deliveries held back, which the catch-up must not slow down.
+      this.#held = false;
+      this.#catchUp = { until: now + CATCH_UP_MS, createsPerSecond: window.createsPerSecond };
     }
     return this.#held;
   }

@@ -46,7 +46,7 @@ export interface CreatesWriter {
  */
 const BUSY_TURN_GAP_MS = 50;
 const BUSY_SLOTS = 8;
-/** Most messages a claim takes while busy: on SQLite a claim holds the event loop, and the creates waiting behind it see it in their latency. */
+/** Most messages a claim takes while deliveries are held back: on SQLite a claim holds the event loop, and the creates waiting behind it see it in their latency. */
 const BUSY_CLAIM_MOST = 32;
 /** How often the event loop's utilization is sampled. */
 const LOAD_WINDOW_MS = 100;
