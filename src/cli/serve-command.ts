@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { buildApp } from '../app.js';
 import { ConfigError, describeConfig, loadServeConfig, SERVE_SETTINGS, type ServeConfig } from '../config.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { acceptOnMoreSockets, reusePortSupported } from '../http/node/acceptors.js';
 import { connectionDrain } from '../http/node/connection-drain.js';
 import { DOCS_PATH } from '../http/fastify/docs-routes.js';
 import { createLogger } from '../observability/logger.js';
@@ -82,11 +83,17 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
   const connections = connectionDrain(app.server);
   // Listened for before listening: a signal that comes while the server starts serving stops it gracefully, rather than killing it.
   const stopRequested = stopSignal();
+  // With --workers N the primary accepts for its workers, on a loop with nothing else to do.
+  const moreSockets = worker === undefined && reusePortSupported();
   try {
-    await app.listen({ host: config.host, port: config.port });
+    await app.listen({ host: config.host, port: config.port, ...(moreSockets ? { reusePort: true } : {}) });
   } catch (error) {
     await store.close();
     throw listenFailure(error, config.host, config.port);
+  }
+  if (moreSockets) {
+    // The one socket already bound serves on its own, only slower to accept connections that come at once.
+    await acceptOnMoreSockets(app.server).catch((error: unknown) => log.warn({ err: error }, 'accepting on one socket only: binding more failed'));
   }
   // Once listening, so that a start that fails says one thing: why. From here to the start line nothing waits.
   if (worker === undefined) context.stderr.write(`plantstore: ${note}\n`);

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { type TestContext, test } from 'node:test';
 import { sqlite } from '../helpers/backends.js';
 import { createToken, runCli, startServer } from '../helpers/processes.js';
 import { CONNECTIONS_CHECK_INTERVAL_MS } from '../../src/app.js';
-import { type RawConnection, rawConnection } from '../helpers/raw-http.js';
+import { connectionRefused, type RawConnection, rawConnection } from '../helpers/raw-http.js';
 import { until } from '../helpers/until.js';
 
 async function setUp(t: TestContext, env: Record<string, string> = {}) {
@@ -45,13 +45,7 @@ test('on SIGTERM a request in flight is finished and stored, new connections are
   await startPostInFlight(inFlight, token, body, 10);
   const stopped = server.stop('SIGTERM');
   const { port } = new URL(server.url);
-  const refused = () =>
-    new Promise<boolean>((resolve) => {
-      const late = connect(Number(port), '127.0.0.1');
-      late.once('connect', () => (late.destroy(), resolve(false)));
-      late.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
-    });
-  await until('new connections are refused', refused);
+  await until('new connections are refused', () => connectionRefused(Number(port)));
   assert.equal(server.child.exitCode, null, 'still running for the request in flight');
 
   inFlight.socket.write(body.slice(10));

@@ -39,6 +39,15 @@ export function rawConnection(
   };
 }
 
+/** Whether a connection to `port` is refused now (ECONNREFUSED): nothing listens there any more. */
+export function connectionRefused(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const attempt = connect(port, host);
+    attempt.once('connect', () => (attempt.destroy(), resolve(false)));
+    attempt.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
+  });
+}
+
 /** Sends `request` as it is and resolves everything the server answers before it closes the connection. */
 export async function rawExchange(port: number, request: string, host = '127.0.0.1'): Promise<string> {
   const connection = rawConnection(port, host);
