@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { buildApp } from '../app.js';
 import { ConfigError, describeConfig, loadServeConfig, SERVE_SETTINGS, type ServeConfig } from '../config.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { acceptOnMoreSockets, reusePortSupported } from '../http/node/acceptors.js';
+import { acceptOnMoreSockets, checkAddressFree, reusePortSupported } from '../http/node/acceptors.js';
 import { connectionDrain } from '../http/node/connection-drain.js';
 import { DOCS_PATH } from '../http/fastify/docs-routes.js';
 import { createLogger } from '../observability/logger.js';
@@ -86,6 +86,7 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
   // With --workers N the primary accepts for its workers, on a loop with nothing else to do.
   const moreSockets = worker === undefined && reusePortSupported();
   try {
+    if (moreSockets && config.port !== 0) await checkAddressFree(config.host, config.port);
     await app.listen({ host: config.host, port: config.port, ...(moreSockets ? { reusePort: true } : {}) });
   } catch (error) {
     await store.close();

@@ -5,9 +5,9 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { BIN, type CliResult } from '../helpers/processes.js';
+import { BIN, type CliResult, startServer } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { within } from '../helpers/until.js';
+import { until, within } from '../helpers/until.js';
 
 /** Far more than a failed start takes; a primary left waiting by its workers would wait forever. */
 const EXIT_WITHIN_MS = 30_000;
@@ -59,6 +59,15 @@ test('a port in use: one line that names it, exit code 1', async (t) => {
   const { port } = holder.address() as { port: number };
   const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'plantstore.db')}` };
   await assertFailsInOneLine(t, ['--port', String(port)], env, `port ${port} on 127.0.0.1 is already in use`);
+});
+
+test('a port a running plantstore serves on, on every socket it binds: one line, exit code 1', async (t) => {
+  const running = await startServer(t, { DATABASE_URL: `sqlite:${join(tempDir(t), 'running.db')}` });
+  // Every socket is bound before the start line.
+  await until('the running server says it serves', () => running.logs.some((line) => line['msg'] === 'plantstore serving'));
+  const { port } = new URL(running.url);
+  const env = { DATABASE_URL: `sqlite:${join(tempDir(t), 'plantstore.db')}` };
+  await assertFailsInOneLine(t, ['--port', port], env, `port ${port} on 127.0.0.1 is already in use`);
 });
 
 test('a port this user may not listen on: one line, exit code 1', async (t) => {

@@ -23,6 +23,23 @@ export function reusePortSupported(version = process.versions.node): boolean {
 }
 
 /**
+ * Resolves once `host`:`port` could be bound without SO_REUSEPORT, and frees
+ * it again; rejects with the bind's error (EADDRINUSE when another server
+ * listens there). Sockets bound with `reusePort` share the port with any
+ * other process of the same user that binds it so: a server started twice on
+ * one port would share its connections rather than fail. Checked first, the
+ * port stays one server's, whichever of the two starts first.
+ */
+export async function checkAddressFree(host: string, port: number): Promise<void> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen({ host, port }, resolve);
+  });
+  await new Promise((resolve) => probe.close(resolve));
+}
+
+/**
  * Binds the address `server` listens on (itself bound with `reusePort`)
  * ACCEPTING_SOCKETS - 1 more times, each connection they accept served by
  * `server` as one of its own.
