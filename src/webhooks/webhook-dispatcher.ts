@@ -220,7 +220,7 @@ export class WebhookDispatcher {
         this.#again = false;
         this.#schedule(this.#nextTurnIn());
       } else {
-        this.#schedule(this.#settlements.length > 0 ? SETTLE_GAP_MS : this.#options.pollMs);
+        this.#schedule(this.#settlements.length > 0 ? this.#settleIn() : this.#options.pollMs);
       }
     }
   }
@@ -300,7 +300,12 @@ export class WebhookDispatcher {
     if (this.#inFlight === 0) for (const resolve of this.#whenIdle.splice(0)) resolve();
     this.#sendHeld(target);
     if (this.#settlements.length >= SETTLE_BATCH || target.wanted(this.#slots(), Date.now()) > 0) this.wake();
-    else this.#schedule(SETTLE_GAP_MS);
+    else this.#schedule(this.#settleIn());
+  }
+
+  /** When the outcomes waiting are recorded: after SETTLE_GAP_MS, and while deliveries are held back not before the next turn may come. */
+  #settleIn(): number {
+    return Math.max(SETTLE_GAP_MS, this.#nextTurnIn());
   }
 
   #settlementOf(target: DeliveryTarget, message: ClaimedMessage, result: AttemptResult): Settlement {

@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
+import { parseDatabaseUrl } from '../../src/config.js';
+import type { NewPlant } from '../../src/plants/plant.js';
+import { openStore } from '../../src/store/open-store.js';
+import { addSubscription } from '../../src/webhooks/subscriptions.js';
+import { WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.js';
+import { sqlite } from '../helpers/backends.js';
+import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+
+/** What docs/webhooks.md promises while creates keep the event loop over 80 % busy. */
+const MOST_TURNS_A_SECOND = 20;
+/** The turns counted: from when the pace has had its first windows to hold deliveries back, for this long. */
+const COUNTED_FROM_MS = 500;
+const COUNTED_MS = 2000;
+/** Each step of the creates: the loop spun this long (the requests' own work), then a batch committed. */
+const SPIN_MS = 4;
+const BATCH = 16;
+
+test(`while creates keep the event loop busy, the dispatcher takes at most ${MOST_TURNS_A_SECOND} turns a second, and deliveries go on`, async (t) => {
+  const store = await openStore({ database: parseDatabaseUrl(await sqlite.freshUrl(t), 'test') });
+  const receiver = await WebhookReceiver.start(t);
+  const added = await addSubscription(store.webhooks, receiver.url, 'turns');
+  assert.ok(added.added);
+  receiver.secrets = [added.subscription.secret];
+  // Every turn that claims reads the subscriptions once, first.
+  let turns = 0;
+  const activeSubscriptions = store.webhooks.activeSubscriptions.bind(store.webhooks);
+  store.webhooks.activeSubscriptions = () => ((turns += 1), activeSubscriptions());
+  const creates = { plantsCommitted: 0 };
+  const options = { timeoutMs: 1000, retryMinMs: 50, retryMaxMs: 200, retryForMs: 60_000, concurrency: 32, retentionMs: 3_600_000, pollMs: 1000 };
+  const dispatcher = new WebhookDispatcher(store.webhooks, creates, options, pino({ enabled: false }) as unknown as FastifyBaseLogger);
+  dispatcher.start();
+  t.after(async () => {
+    await dispatcher.stop(1000);
+    await store.close();
+  });
+
+  const started = Date.now();
+  const counted: { turns: number; delivered: number }[] = [];
+  let nextId = 1n;
+  await new Promise<void>((resolve, reject) => {
+    const step = () => {
+      const spinUntil = performance.now() + SPIN_MS;
+      while (performance.now() < spinUntil);
+      const plants: NewPlant[] = Array.from({ length: BATCH }, () => ({ id: nextId++, name: 'busy' }));
+      store.createPlants(plants).then(() => {
+        creates.plantsCommitted += BATCH;
+        const elapsed = Date.now() - started;
+        if (counted.length === 0 && elapsed >= COUNTED_FROM_MS) counted.push({ turns, delivered: receiver.received.length });
+        if (elapsed < COUNTED_FROM_MS + COUNTED_MS) return void setImmediate(step);
+        counted.push({ turns, delivered: receiver.received.length });
+        resolve();
+      }, reject);
+    };
+    step();
+  });
+  const [from, to] = counted as [{ turns: number; delivered: number }, { turns: number; delivered: number }];
+  const seconds = COUNTED_MS / 1000;
+  t.diagnostic(`${to.turns - from.turns} turns and ${to.delivered - from.delivered} deliveries in ${seconds} s of busy creates`);
+  assert.ok(to.turns - from.turns <= MOST_TURNS_A_SECOND * seconds + 1, `${to.turns - from.turns} turns in ${seconds} s`);
+  assert.ok(to.delivered > from.delivered, 'deliveries went on');
+});
