@@ -118,6 +118,8 @@ export interface AutoFailoverFormation {
   startNode(name: string): Promise<void>;
   /** `pg_autoctl perform switchover`; resolves the new primary's name. */
   switchover(timeoutMs?: number): Promise<string>;
+  /** The monitor's event log, oldest first, one line an event: what a failing test prints to show what the formation did. */
+  events(): Promise<string[]>;
 }
 
 /** Resolves once `child` has exited (at once if it has). */
@@ -387,5 +389,15 @@ export async function startAutoFailoverFormation(t: TestContext, options: { star
       await autoctl(monitor, ['perform', 'switchover', '--formation', 'default', '--monitor', monitorUrl, '--wait', wait], timeout + 5_000);
       return waitForPrimary((name) => name !== before, timeout);
     },
+    events: async () =>
+      (
+        await queryOnce<{ line: string }>(
+          monitorConnection,
+          `SELECT to_char(eventtime, 'HH24:MI:SS.MS') || ' ' || nodename || ' ' || reportedstate || ' -> ' || goalstate || ': ' || description AS line
+             FROM pgautofailover.event WHERE formationid = 'default' ORDER BY eventid`,
+          [],
+          5_000,
+        )
+      ).map((row) => row.line),
   };
 }

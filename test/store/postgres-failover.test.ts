@@ -80,6 +80,8 @@ interface Failover {
   tokenName?: string;
   /** False when the old primary serves until the new one takes over (a switchover). */
   primaryGone?: boolean;
+  /** Lines that explain acknowledged plants missing from the new primary: where they are, what the formation did. */
+  explainLoss?(missing: string[]): Promise<string[]>;
 }
 
 /**
@@ -131,7 +133,11 @@ async function survivesFailover(t: TestContext, failover: Failover): Promise<voi
   const stored = await failover.storedIds();
   assert.equal(new Set(stored).size, stored.length, 'each plant is stored once');
   const storedSet = new Set(stored);
-  assert.deepEqual(acknowledged.filter((id) => !storedSet.has(id)), [], 'every acknowledged plant is on the new primary');
+  const missing = acknowledged.filter((id) => !storedSet.has(id));
+  if (missing.length > 0 && failover.explainLoss !== undefined) {
+    for (const line of await failover.explainLoss(missing).catch((error: Error) => [`no explanation: ${error.message}`])) t.diagnostic(line);
+  }
+  assert.deepEqual(missing, [], 'every acknowledged plant is on the new primary');
   t.diagnostic(`${acknowledged.length} acknowledged, ${load.answers.filter((answer) => answer.status === 503).length} answered 503`);
 
   await until(
@@ -201,6 +207,27 @@ async function formationIds(formation: AutoFailoverFormation): Promise<string[]>
   }
 }
 
+/** Which node holds the missing plants, and the monitor's events. */
+async function explainFormationLoss(formation: AutoFailoverFormation, missing: string[]): Promise<string[]> {
+  const lines = [`${missing.length} acknowledged plants missing, ${missing[0]} to ${missing.at(-1)}`];
+  for (const node of formation.nodes) {
+    const client = new pg.Client({ connectionString: node.url(), connectionTimeoutMillis: 5000, query_timeout: 10_000 });
+    try {
+      await client.connect();
+      const { rows } = await client.query<{ held: number; recovery: boolean }>(
+        'SELECT count(*)::int AS held, pg_is_in_recovery() AS recovery FROM plants WHERE id = ANY($1::bigint[])',
+        [missing],
+      );
+      lines.push(`${node.name}${rows[0]!.recovery ? ' (in recovery)' : ''} holds ${rows[0]!.held} of them`);
+    } catch (error) {
+      lines.push(`${node.name} cannot be asked: ${(error as Error).message}`);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+  return [...lines, ...(await formation.events())];
+}
+
 test('pg_auto_failover: the primary node killed under load, then a switchover under load, through the URL the monitor gives', async (t) => {
   const formation = await startAutoFailoverFormation(t);
   if (formation === undefined) return;
@@ -218,6 +245,7 @@ test('pg_auto_failover: the primary node killed under load, then a switchover un
       fail: () => formation.killNode(first!),
       promote: () => formation.waitForPrimary((name) => name !== first, 30_000).then(() => undefined),
       storedIds: () => formationIds(formation),
+      explainLoss: (missing) => explainFormationLoss(formation, missing),
     });
   });
   await formation.startNode(first!);
@@ -237,6 +265,7 @@ test('pg_auto_failover: the primary node killed under load, then a switchover un
       firstId: 1_000_000n,
       tokenName: 'writer-after-switchover',
       primaryGone: false,
+      explainLoss: (missing) => explainFormationLoss(formation, missing),
     });
   });
 });
