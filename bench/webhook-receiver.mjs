@@ -10,7 +10,7 @@
 // and when its first delivery arrived. The parent talks to it over the IPC
 // channel: the secret to verify with, and questions about what arrived. It
 // exits when the parent goes away.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 
 /** Standard Webhooks receivers refuse a webhook-timestamp further than this from their clock. */
@@ -123,7 +123,7 @@ function lagPercentiles(committedFrom, expected, percentiles) {
 
 process.on('message', (message) => {
   if (message.type === 'secret') {
-    key = Buffer.from(message.secret.startsWith(SECRET_PREFIX) ? message.secret.slice(SECRET_PREFIX.length) : message.secret, 'base64');
+    key = createSecretKey(Buffer.from(message.secret.startsWith(SECRET_PREFIX) ? message.secret.slice(SECRET_PREFIX.length) : message.secret, 'base64'));
     process.send({ id: message.id, answer: null });
   } else if (message.type === 'stats') {
     process.send({ id: message.id, answer: { ...counts, distinct: seen.size } });

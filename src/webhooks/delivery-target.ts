@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import type { Pool } from 'undici';
 import type { ClaimedMessage, Subscription } from '../store/webhook-store.js';
 import { receiverPool } from './post-message.js';
@@ -35,7 +36,7 @@ const RATE_WINDOW_MS = 250;
 export class DeliveryTarget {
   subscription: Subscription;
   url: URL;
-  keys: Buffer[];
+  keys: KeyObject[];
   /** Its connections: as many as its slots. */
   pool: Pool;
   inFlight = 0;
@@ -124,6 +125,6 @@ function closeAfterAttempts(pool: Pool): void {
   pool.close().catch(() => undefined);
 }
 
-function keysOf(subscription: Subscription, now: number): Buffer[] {
+function keysOf(subscription: Subscription, now: number): KeyObject[] {
   return signingSecrets(subscription, now).map(secretKey);
 }

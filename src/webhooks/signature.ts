@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 
 /** Standard Webhooks writes a secret as `whsec_` and the base64 of its key. */
 const SECRET_PREFIX = 'whsec_';
@@ -10,9 +10,13 @@ export function newSecret(): string {
   return `${SECRET_PREFIX}${randomBytes(KEY_BYTES).toString('base64')}`;
 }
 
-/** The key a secret stands for: the decoded bytes after `whsec_`. */
-export function secretKey(secret: string): Buffer {
-  return Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+/**
+ * The key a secret stands for: the decoded bytes after `whsec_`. A KeyObject,
+ * not the bytes: on Node.js 24 an HMAC keyed by a Buffer costs some 20 µs more
+ * to start, spent checking whether the Buffer is a KeyObject.
+ */
+export function secretKey(secret: string): KeyObject {
+  return createSecretKey(Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64'));
 }
 
 /**
@@ -21,7 +25,7 @@ export function secretKey(secret: string): Buffer {
  * separated by spaces, so that during a secret's rotation a receiver that
  * knows either secret can verify.
  */
-export function signatureHeader(keys: readonly Buffer[], id: string, timestamp: number, body: string): string {
+export function signatureHeader(keys: readonly KeyObject[], id: string, timestamp: number, body: string): string {
   return keys.map((key) => `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`).join(' ');
 }
 
@@ -29,7 +33,7 @@ export function signatureHeader(keys: readonly Buffer[], id: string, timestamp: 
  * The Standard Webhooks headers of one attempt, the same for a delivery and
  * a ping: its id, when it is signed (seconds), and a signature per key.
  */
-export function signedHeaders(keys: readonly Buffer[], id: string, body: string, now = Date.now()): Record<string, string> {
+export function signedHeaders(keys: readonly KeyObject[], id: string, body: string, now = Date.now()): Record<string, string> {
   const timestamp = Math.floor(now / 1000);
   return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(keys, id, timestamp, body) };
 }

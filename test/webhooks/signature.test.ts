@@ -21,7 +21,7 @@ test('a new secret is whsec_ and the base64 of 32 random bytes', () => {
   assert.equal(secrets.size, 20);
   for (const secret of secrets) {
     assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
-    assert.equal(secretKey(secret).length, 32);
+    assert.equal(secretKey(secret).symmetricKeySize, 32);
   }
 });
 
