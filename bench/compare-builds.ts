@@ -1,4 +1,4 @@
-// npx tsx bench/compare-builds.ts [--rounds N] [--seconds S] [--store sqlite|postgres] [--connections C] TARGET...
+// npx tsx bench/compare-builds.ts [--rounds N] [--seconds S] [--store sqlite|postgres] [--connections C] [--webhook] TARGET...
 // CPU per request, req/s and median latency of several builds of the service (and the durable floor), measured
 // in turn, round after round, under the benchmark's load (64 connections; 1 for a lone request's latency), each on a fresh store: the
 // way to tell what a change to the write path bought on a shared machine, where one build measured
@@ -9,14 +9,18 @@
 // medians and the lowest figure of each target (the lowest is the round least disturbed), and each
 // target's highest peak RSS. A build's TARGET may end in `@multi-host`: that build is then given the
 // database as a libpq multi-host URL (the same server twice, target_session_attrs=read-write), to
-// measure what following a failover costs beside the same build on a single-host URL.
+// measure what following a failover costs beside the same build on a single-host URL. With --webhook,
+// every build's store has one subscription, delivering to the benchmark's receiver (on the load
+// generator's core) while the load runs, as in `npm run bench -- --webhook`.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadGenerator } from './load/load-generator.js';
+import { median } from './median.js';
 import { binLaunch } from './servers.js';
-import { freshStore, multiHostUrl, type StoreKind } from './stores.js';
+import { freshStore, multiHostUrl, type StoreKind, subscribe } from './stores.js';
+import { type BenchReceiver, startReceiver } from './webhook-receiver.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const { values, positionals: targets } = parseArgs({
@@ -26,6 +30,7 @@ const { values, positionals: targets } = parseArgs({
     seconds: { type: 'string', default: '5' },
     store: { type: 'string', default: 'sqlite' },
     connections: { type: 'string', default: '64' },
+    webhook: { type: 'boolean', default: false },
     'postgres-url': { type: 'string', default: process.env['PLANTSTORE_TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test' },
   },
 });
@@ -46,8 +51,8 @@ function peakRssMiB(pid: number): number {
   return Number(kib) / 1024;
 }
 
-const figures = new Map<string, { cpu: number[]; rps: number[]; p50: number[]; rss: number[] }>(
-  targets.map((target) => [target, { cpu: [], rps: [], p50: [], rss: [] }]),
+const figures = new Map<string, { cpu: number[]; rps: number[]; p50: number[]; p99: number[]; rss: number[] }>(
+  targets.map((target) => [target, { cpu: [], rps: [], p50: [], p99: [], rss: [] }]),
 );
 let idBase = 1;
 for (let round = 1; round <= Number(values.rounds); round++) {
@@ -66,6 +71,11 @@ for (let round = 1; round <= Number(values.rounds); round++) {
     const [file, ...args] = taskset(0, command);
     const databaseUrl = form === 'multi-host' ? multiHostUrl(bench.url) : bench.url;
     const env = { ...process.env, ...build?.env, BASELINE_TOKEN: bench.token, DATABASE_URL: databaseUrl };
+    let receiver: BenchReceiver | undefined;
+    if (values.webhook && build !== undefined) {
+      receiver = await startReceiver(pinned ? 1 : undefined);
+      await receiver.useSecret(await subscribe(bench.url, receiver.url));
+    }
     const child = spawn(file!, args, { env, stdio: ['ignore', 'ignore', 'inherit'] });
     try {
       const url = `http://127.0.0.1:${port}`;
@@ -82,25 +92,24 @@ for (let round = 1; round <= Number(values.rounds); round++) {
       figures.get(target)!.cpu.push(cpuUs);
       figures.get(target)!.rps.push(result.requestsPerSecond);
       figures.get(target)!.p50.push(result.p50Ms);
+      figures.get(target)!.p99.push(result.p99Ms);
       const rss = peakRssMiB(child.pid!);
       figures.get(target)!.rss.push(rss);
-      process.stdout.write(`round ${round}: ${target}: ${cpuUs.toFixed(1)} µs of CPU a request, ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50Ms.toFixed(3)} ms, peak RSS ${rss.toFixed(1)} MiB\n`);
+      process.stdout.write(`round ${round}: ${target}: ${cpuUs.toFixed(1)} µs of CPU a request, ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(2)} ms, peak RSS ${rss.toFixed(1)} MiB\n`);
     } finally {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await exited;
+      await receiver?.close();
       await bench.cleanup();
     }
   }
 }
-const median = (xs: number[]) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
-process.stdout.write('\n| target | CPU µs a request: median (lowest) | req/s: median (highest) | p50 ms: median (lowest) | peak RSS MiB: highest |\n|---|---|---|---|---|\n');
-for (const [target, { cpu, rps, p50, rss }] of figures) {
+process.stdout.write(
+  '\n| target | CPU µs a request: median (lowest) | req/s: median (highest) | p50 ms: median (lowest) | p99 ms: median (lowest) | peak RSS MiB: highest |\n|---|---|---|---|---|---|\n',
+);
+for (const [target, { cpu, rps, p50, p99, rss }] of figures) {
   process.stdout.write(
-    `| ${target} | ${median(cpu).toFixed(1)} (${Math.min(...cpu).toFixed(1)}) | ${Math.round(median(rps))} (${Math.round(Math.max(...rps))}) | ${median(p50).toFixed(3)} (${Math.min(...p50).toFixed(3)}) | ${Math.max(...rss).toFixed(1)} |\n`,
+    `| ${target} | ${median(cpu).toFixed(1)} (${Math.min(...cpu).toFixed(1)}) | ${Math.round(median(rps))} (${Math.round(Math.max(...rps))}) | ${median(p50).toFixed(3)} (${Math.min(...p50).toFixed(3)}) | ${median(p99).toFixed(2)} (${Math.min(...p99).toFixed(2)}) | ${Math.max(...rss).toFixed(1)} |\n`,
   );
 }
