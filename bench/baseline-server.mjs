@@ -25,14 +25,16 @@ createServer((request, response) => {
   const chunks = [];
   request.on('data', (chunk) => chunks.push(chunk));
   request.on('end', () => {
+    // The request's id is echoed, as the service does: the benchmark's load script times each request by it.
+    const requestId = request.headers['x-request-id'] ?? '';
     if (request.headers.authorization !== expected) {
-      response.writeHead(401, { 'content-type': 'application/json' }).end('{"error":401,"message":"unauthorized"}');
+      response.writeHead(401, { 'content-type': 'application/json', 'x-request-id': requestId }).end('{"error":401,"message":"unauthorized"}');
       return;
     }
     const plant = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     const body = JSON.stringify(plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag });
     const answer = () =>
-      response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body);
+      response.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'x-request-id': requestId }).end(body);
     if (store === undefined) answer();
     else store(plant, answer);
   });

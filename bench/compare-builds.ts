@@ -11,7 +11,9 @@
 // database as a libpq multi-host URL (the same server twice, target_session_attrs=read-write), to
 // measure what following a failover costs beside the same build on a single-host URL. With --webhook,
 // every build's store has one subscription, delivering to the benchmark's receiver (on the load
-// generator's core) while the load runs, as in `npm run bench -- --webhook`.
+// generator's core) while the load runs, as in `npm run bench -- --webhook`, and the deliveries a second
+// that arrived during the measurement are reported too. As in `npm run bench`, each measurement follows
+// 2 s of warm-up on its own connections.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -51,8 +53,8 @@ function peakRssMiB(pid: number): number {
   return Number(kib) / 1024;
 }
 
-const figures = new Map<string, { cpu: number[]; rps: number[]; p50: number[]; p99: number[]; rss: number[] }>(
-  targets.map((target) => [target, { cpu: [], rps: [], p50: [], p99: [], rss: [] }]),
+const figures = new Map<string, { cpu: number[]; rps: number[]; p50: number[]; p99: number[]; rss: number[]; deliveries: number[] }>(
+  targets.map((target) => [target, { cpu: [], rps: [], p50: [], p99: [], rss: [], deliveries: [] }]),
 );
 let idBase = 1;
 for (let round = 1; round <= Number(values.rounds); round++) {
@@ -84,18 +86,32 @@ for (let round = 1; round <= Number(values.rounds); round++) {
         if (await fetch(`${url}/healthz`).then(() => true, () => false)) break;
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      const run = (seconds: number) => loadGenerator.run({ url, token: bench.token, connections: Number(values.connections), seconds, idBase: idBase++ * 2 ** 40, cpu: pinned ? 1 : undefined });
-      await run(2);
-      const before = cpuSeconds(child.pid!);
-      const result = await run(Number(values.seconds));
+      let before = 0;
+      let deliveredBefore: Promise<number> | undefined;
+      const result = await loadGenerator.run({
+        url,
+        token: bench.token,
+        connections: Number(values.connections),
+        seconds: Number(values.seconds),
+        warmupSeconds: 2,
+        measurementStarts: () => {
+          before = cpuSeconds(child.pid!);
+          deliveredBefore = receiver?.stats().then((stats) => stats.received);
+        },
+        idBase: idBase++ * 2 ** 40,
+        cpu: pinned ? 1 : undefined,
+      });
       const cpuUs = ((cpuSeconds(child.pid!) - before) * 1e6) / result.requests;
+      // Deliveries that arrived while the measurement ran, over its length: the dispatcher's share under load.
+      const deliveries = deliveredBefore === undefined ? undefined : ((await receiver!.stats()).received - (await deliveredBefore)) / Number(values.seconds);
+      if (deliveries !== undefined) figures.get(target)!.deliveries.push(deliveries);
       figures.get(target)!.cpu.push(cpuUs);
       figures.get(target)!.rps.push(result.requestsPerSecond);
       figures.get(target)!.p50.push(result.p50Ms);
       figures.get(target)!.p99.push(result.p99Ms);
       const rss = peakRssMiB(child.pid!);
       figures.get(target)!.rss.push(rss);
-      process.stdout.write(`round ${round}: ${target}: ${cpuUs.toFixed(1)} µs of CPU a request, ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(2)} ms, peak RSS ${rss.toFixed(1)} MiB\n`);
+      process.stdout.write(`round ${round}: ${target}: ${cpuUs.toFixed(1)} µs of CPU a request, ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(2)} ms, peak RSS ${rss.toFixed(1)} MiB${deliveries === undefined ? '' : `, ${Math.round(deliveries)} deliveries/s`}\n`);
     } finally {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
@@ -106,10 +122,10 @@ for (let round = 1; round <= Number(values.rounds); round++) {
   }
 }
 process.stdout.write(
-  '\n| target | CPU µs a request: median (lowest) | req/s: median (highest) | p50 ms: median (lowest) | p99 ms: median (lowest) | peak RSS MiB: highest |\n|---|---|---|---|---|---|\n',
+  `\n| target | CPU µs a request: median (lowest) | req/s: median (highest) | p50 ms: median (lowest) | p99 ms: median (lowest) | peak RSS MiB: highest |${values.webhook ? ' deliveries/s under load: median |' : ''}\n|---|---|---|---|---|---|${values.webhook ? '---|' : ''}\n`,
 );
-for (const [target, { cpu, rps, p50, p99, rss }] of figures) {
+for (const [target, { cpu, rps, p50, p99, rss, deliveries }] of figures) {
   process.stdout.write(
-    `| ${target} | ${median(cpu).toFixed(1)} (${Math.min(...cpu).toFixed(1)}) | ${Math.round(median(rps))} (${Math.round(Math.max(...rps))}) | ${median(p50).toFixed(3)} (${Math.min(...p50).toFixed(3)}) | ${median(p99).toFixed(2)} (${Math.min(...p99).toFixed(2)}) | ${Math.max(...rss).toFixed(1)} |\n`,
+    `| ${target} | ${median(cpu).toFixed(1)} (${Math.min(...cpu).toFixed(1)}) | ${Math.round(median(rps))} (${Math.round(Math.max(...rps))}) | ${median(p50).toFixed(3)} (${Math.min(...p50).toFixed(3)}) | ${median(p99).toFixed(2)} (${Math.min(...p99).toFixed(2)}) | ${Math.max(...rss).toFixed(1)} |${values.webhook ? ` ${deliveries.length === 0 ? '' : Math.round(median(deliveries))} |` : ''}\n`,
   );
 }

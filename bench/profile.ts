@@ -5,12 +5,13 @@
 // the CPU time a request cost the whole process (from /proc). --bin runs another build of
 // bin/plantstore (a copy of an earlier commit's bin/, dist/ and openapi/), to compare before and after.
 // The .cpuprofile is kept (its path is printed) for a closer look in Chrome's DevTools.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { loadGenerator } from './load/load-generator.js';
 import { binLaunch } from './servers.js';
 import { freshStore, type StoreKind, subscribe } from './stores.js';
 import { startReceiver } from './webhook-receiver.js';
@@ -75,14 +76,14 @@ const child = spawn('taskset', ['-c', '0', process.execPath, ...command], {
 try {
   await until(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status > 0);
   const cpuBefore = cpuSeconds(child.pid!);
-  const output = execFileSync('taskset', ['-c', '1', 'wrk', '-t1', `-c${values.connections}`, `-d${values.seconds}s`, '-s', `${ROOT}/bench/load/post-plants.lua`, `http://127.0.0.1:${port}`, '--', bench.token, String(2 ** 41)]).toString();
-  const result = JSON.parse(/^RESULT (.*)$/m.exec(output)![1]!) as { requests: number; seconds: number };
+  // No warm-up: the profile covers the whole process, so the requests it is divided by are all of them.
+  const result = await loadGenerator.run({ url: `http://127.0.0.1:${port}`, token: bench.token, connections: Number(values.connections), seconds: Number(values.seconds), idBase: 2 ** 41, cpu: 1 });
   const cpuUsPerRequest = ((cpuSeconds(child.pid!) - cpuBefore) * 1e6) / result.requests;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   await exited;
   const file = join(dir, readdirSync(dir).find((name) => name.endsWith('.cpuprofile'))!);
-  report(file, result.requests, result.seconds, cpuUsPerRequest);
+  report(file, result.requests, result.requests / result.requestsPerSecond, cpuUsPerRequest);
 } finally {
   if (child.exitCode === null) child.kill('SIGKILL');
   await receiver?.close();

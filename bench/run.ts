@@ -104,16 +104,26 @@ function idBase(): number {
 }
 
 /**
- * A load run against `server` with its own ids: a warm-up first when `warm`, then the measurement,
- * with `measurementStarts` called just before it.
+ * A load run against `server` with its own ids: a warm-up first when `warm` (on the run's own
+ * connections, see bench/load/post-plants.lua), then the measurement, with `measurementStarts`
+ * called as it starts.
  */
 async function load(server: RunningServer, token: string, connections: number, warm: boolean, measurementStarts?: () => Promise<void>): Promise<Scenario> {
-  const run = (seconds: number) => loadGenerator.run({ url: server.url, token, connections, seconds, idBase: idBase(), cpu: loadCpu });
-  if (warm && options.warmup > 0) await run(options.warmup);
-  await measurementStarts?.();
   // Throughput on a shared machine moves with whatever else runs; the CPU a request costs the server moves far less.
-  const cpuBefore = server.cpuSeconds();
-  const result = await run(options.duration);
+  let cpuBefore = server.cpuSeconds();
+  const result = await loadGenerator.run({
+    url: server.url,
+    token,
+    connections,
+    seconds: options.duration,
+    warmupSeconds: warm ? options.warmup : 0,
+    measurementStarts: async () => {
+      cpuBefore = server.cpuSeconds();
+      await measurementStarts?.();
+    },
+    idBase: idBase(),
+    cpu: loadCpu,
+  });
   const cpuSeconds = server.cpuSeconds() - cpuBefore;
   return { ...result, cpuUsPerRequest: result.requests === 0 ? NaN : (cpuSeconds * 1e6) / result.requests };
 }
@@ -325,7 +335,7 @@ const report = `# Benchmark: ${store}, ${date}${smoke ? ' (smoke run: figures me
 
 Command: \`${command}\`
 Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.version}.
-Load: ${loadGenerator.name}, \`POST /plants\` with a unique id and a valid token on every request; ${options.rounds} rounds, each measuring ${targetNames.join(', ')} in a rotating order, each on a fresh store, ${options.warmup} s warm-up, ${options.duration} s a measurement; medians of the rounds. ${pinning ? 'Server pinned to core 0 and load generator to core 1 (taskset).' : 'No pinning (one core, or no taskset).'}
+Load: ${loadGenerator.name}, \`POST /plants\` with a unique id and a valid token on every request; ${options.rounds} rounds, each measuring ${targetNames.join(', ')} in a rotating order, each on a fresh store, ${options.warmup} s warm-up on the measurement's own connections (its answers not measured), ${options.duration} s a measurement; medians of the rounds. ${pinning ? 'Server pinned to core 0 and load generator to core 1 (taskset).' : 'No pinning (one core, or no taskset).'}
 Baseline: \`bench/baseline-server.mjs\`, bare \`node:http\` that parses the JSON and compares the token to a constant, with no validation and no storage.
 Durable floor: the same server that also stores every plant before answering, with the service's group commit (${store === 'sqlite' ? 'SQLite in WAL mode with synchronous=FULL' : 'PostgreSQL, one multi-row INSERT a batch, up to 9 batches in flight'}), and no validation, logging or metrics: the most a durable write can do on this machine, and what the goals are ratios of.
 Service: \`bin/plantstore serve\` with ${values.env.length > 0 ? `its defaults but ${values.env.join(', ')}` : 'its defaults (log level info)'}, logs written to /dev/null, ${store === 'sqlite' ? 'SQLite in WAL mode with synchronous=FULL' : 'PostgreSQL, one process'}, group commit.

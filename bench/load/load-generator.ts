@@ -19,7 +19,15 @@ export interface LoadRun {
   url: string;
   token: string;
   connections: number;
+  /** Seconds measured, after the warm-up. */
   seconds: number;
+  /**
+   * Seconds of load before the measurement, on the same connections (with wrk: in the same run),
+   * whose answers are not measured; 0 or unset: none.
+   */
+  warmupSeconds?: number | undefined;
+  /** Called as the measurement starts, once the warm-up is over: to read the server's counters then. */
+  measurementStarts?: (() => unknown) | undefined;
   /** Ids of this run start above this, so that every request creates a new plant. */
   idBase: number;
   /** The core to run on, when the machine has more than one. */
@@ -45,14 +53,22 @@ export const loadGenerator: { name: string; run(run: LoadRun): Promise<LoadResul
   : { name: 'autocannon', run: runAutocannon };
 
 async function runWrk(run: LoadRun): Promise<LoadResult> {
+  const warmup = run.warmupSeconds ?? 0;
   // One thread: the script paces each thread to the rate it is given.
   const rate = run.ratePerSecond === undefined ? [] : [String(run.ratePerSecond)];
-  const args = ['-t1', `-c${run.connections}`, `-d${run.seconds}s`, '--timeout', '10s', '-s', WRK_SCRIPT, run.url, '--', run.token, String(run.idBase), ...rate];
+  const script = [run.token, String(run.idBase), String(run.connections), String(warmup), ...rate];
+  const args = ['-t1', `-c${run.connections}`, `-d${warmup + run.seconds}s`, '--timeout', '10s', '-s', WRK_SCRIPT, run.url, '--', ...script];
   const [command, commandArgs] = run.cpu === undefined ? ['wrk', args] : ['taskset', ['-c', String(run.cpu), 'wrk', ...args]];
   const child = spawn(command, commandArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await new Promise((resolve) => child.once('close', resolve));
+  const closed = new Promise((resolve) => child.once('close', resolve));
+  // The script starts measuring warmup seconds after wrk starts: the counters are read then too.
+  let started: unknown;
+  const timer = setTimeout(() => (started = run.measurementStarts?.()), warmup * 1000);
+  await closed;
+  clearTimeout(timer);
+  await started;
   const line = /^RESULT (.*)$/m.exec(output)?.[1];
   if (line === undefined) throw new Error(`wrk printed no result:\n${output}`);
   const result = JSON.parse(line) as { requests: number; seconds: number; p50_us: number; p99_us: number; errors: number; non2xx: number };
@@ -67,6 +83,9 @@ async function runWrk(run: LoadRun): Promise<LoadResult> {
 }
 
 async function runAutocannon(run: LoadRun): Promise<LoadResult> {
+  // autocannon has no way to leave the first seconds out of a run: its warm-up is a run of its own.
+  if ((run.warmupSeconds ?? 0) > 0) await runAutocannon({ ...run, seconds: run.warmupSeconds!, warmupSeconds: 0, measurementStarts: undefined, idBase: run.idBase + 2 ** 39 });
+  await run.measurementStarts?.();
   let next = run.idBase;
   const result = await autocannon({
     url: `${run.url}/plants`,
