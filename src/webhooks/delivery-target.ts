@@ -99,6 +99,11 @@ export class DeliveryTarget {
     for (const message of messages) this.#queue.push({ message, leaseEndsAt });
   }
 
+  /** Slots neither in flight nor spoken for by a held message. */
+  freeSlots(concurrency: number): number {
+    return Math.max(0, concurrency - this.#queue.length - this.inFlight);
+  }
+
   /** The next held message, or undefined when none is held or every slot is busy. */
   next(concurrency: number): LeasedMessage | undefined {
     return this.inFlight < concurrency ? this.#queue.shift() : undefined;

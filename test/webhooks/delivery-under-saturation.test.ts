@@ -12,8 +12,8 @@ import { addWebhook } from '../helpers/webhooks.js';
 /** Seconds of saturating load: every one of them must see deliveries. */
 const LOAD_SECONDS = 5;
 /**
- * The least deliveries in any second of it. The dispatcher keeps 8 attempts in flight while creates
- * saturate the process (hundreds a second on the slowest machine measured); one that yielded the
+ * The least deliveries in any second of it. While creates saturate the process, the dispatcher claims
+ * for its 8 free slots every 50 ms: up to 160 a second (144 to 160 measured); one that yielded the
  * event loop to creates, as it once did, made at most 40.
  */
 const LEAST_PER_SECOND = 100;

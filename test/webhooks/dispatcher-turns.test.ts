@@ -10,8 +10,10 @@ import { WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.js';
 import { sqlite } from '../helpers/backends.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
-/** What docs/webhooks.md promises while creates keep the event loop over 80 % busy. */
+/** What docs/webhooks.md promises while creates keep the event loop over 80 % busy... */
 const MOST_TURNS_A_SECOND = 20;
+/** ...and the most messages a turn claims for a subscription then: its free slots, of 8. */
+const MOST_CLAIMED_A_TURN = 8;
 /** The turns counted: from when the pace has had its first windows to hold deliveries back, for this long. */
 const COUNTED_FROM_MS = 500;
 const COUNTED_MS = 2000;
@@ -19,7 +21,7 @@ const COUNTED_MS = 2000;
 const SPIN_MS = 4;
 const BATCH = 16;
 
-test(`while creates keep the event loop busy, the dispatcher takes at most ${MOST_TURNS_A_SECOND} turns a second, and deliveries go on`, async (t) => {
+test(`while creates keep the event loop busy, the dispatcher takes at most ${MOST_TURNS_A_SECOND} turns a second, claims at most ${MOST_CLAIMED_A_TURN} messages a turn, and deliveries go on`, async (t) => {
   const store = await openStore({ database: parseDatabaseUrl(await sqlite.freshUrl(t), 'test') });
   const receiver = await WebhookReceiver.start(t);
   const added = await addSubscription(store.webhooks, receiver.url, 'turns');
@@ -29,6 +31,15 @@ test(`while creates keep the event loop busy, the dispatcher takes at most ${MOS
   let turns = 0;
   const activeSubscriptions = store.webhooks.activeSubscriptions.bind(store.webhooks);
   store.webhooks.activeSubscriptions = () => ((turns += 1), activeSubscriptions());
+  // The claims' sizes, once the counting starts.
+  let counting = false;
+  const claimed: number[] = [];
+  const claimMessages = store.webhooks.claimMessages.bind(store.webhooks);
+  store.webhooks.claimMessages = async (claim) => {
+    const messages = await claimMessages(claim);
+    if (counting) claimed.push(messages.length);
+    return messages;
+  };
   const creates = { plantsCommitted: 0 };
   const options = { timeoutMs: 1000, retryMinMs: 50, retryMaxMs: 200, retryForMs: 60_000, concurrency: 32, retentionMs: 3_600_000, pollMs: 1000 };
   const dispatcher = new WebhookDispatcher(store.webhooks, creates, options, pino({ enabled: false }) as unknown as FastifyBaseLogger);
@@ -49,7 +60,10 @@ test(`while creates keep the event loop busy, the dispatcher takes at most ${MOS
       store.createPlants(plants).then(() => {
         creates.plantsCommitted += BATCH;
         const elapsed = Date.now() - started;
-        if (counted.length === 0 && elapsed >= COUNTED_FROM_MS) counted.push({ turns, delivered: receiver.received.length });
+        if (counted.length === 0 && elapsed >= COUNTED_FROM_MS) {
+          counted.push({ turns, delivered: receiver.received.length });
+          counting = true;
+        }
         if (elapsed < COUNTED_FROM_MS + COUNTED_MS) return void setImmediate(step);
         counted.push({ turns, delivered: receiver.received.length });
         resolve();
@@ -59,7 +73,11 @@ test(`while creates keep the event loop busy, the dispatcher takes at most ${MOS
   });
   const [from, to] = counted as [{ turns: number; delivered: number }, { turns: number; delivered: number }];
   const seconds = COUNTED_MS / 1000;
-  t.diagnostic(`${to.turns - from.turns} turns and ${to.delivered - from.delivered} deliveries in ${seconds} s of busy creates`);
+  t.diagnostic(`${to.turns - from.turns} turns, ${to.delivered - from.delivered} deliveries and claims of at most ${Math.max(0, ...claimed)} in ${seconds} s of busy creates`);
   assert.ok(to.turns - from.turns <= MOST_TURNS_A_SECOND * seconds + 1, `${to.turns - from.turns} turns in ${seconds} s`);
+  assert.ok(
+    claimed.every((size) => size <= MOST_CLAIMED_A_TURN),
+    `claims of ${claimed.filter((size) => size > MOST_CLAIMED_A_TURN).join(', ')} messages`,
+  );
   assert.ok(to.delivered > from.delivered, 'deliveries went on');
 });
