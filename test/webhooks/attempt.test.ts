@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { loadReceiverClient, postMessage, receiverPool } from '../../src/webhooks/post-message.js';
 
@@ -84,6 +86,27 @@ test('a receiver that never answers ends the attempt at its timeout, and so does
   assert.deepEqual(first, { delivered: false, error: 'no answer within 300 ms' });
   assert.deepEqual(second, { delivered: false, error: 'no answer within 300 ms' });
   assert.ok(elapsed >= 290 && elapsed < 2_000, `both ended after ${elapsed.toFixed(0)} ms`);
+});
+
+test('an attempt whose connection is never accepted ends at its timeout too, not at the client library\'s connect timeout', async (t) => {
+  // A listener that never accepts, its queue of one taken: the kernel drops every further SYN, so a connect hangs.
+  const listener = spawn('python3', ['-c', 'import socket, time\ns = socket.socket()\ns.bind(("127.0.0.1", 0))\ns.listen(0)\nprint(s.getsockname()[1], flush=True)\ntime.sleep(60)'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  t.after(() => listener.kill('SIGKILL'));
+  const [line] = (await once(listener.stdout!, 'data')) as [Buffer];
+  const url = new URL(`http://127.0.0.1:${line.toString().trim()}/hooks`);
+  const filler = connect(Number(url.port), '127.0.0.1');
+  await once(filler, 'connect');
+  t.after(() => filler.destroy());
+  await loadReceiverClient();
+  const pool = receiverPool(url, 1);
+  t.after(() => pool.destroy());
+  const started = performance.now();
+  const result = await postMessage(pool, url, {}, '{}', 300);
+  const elapsed = performance.now() - started;
+  assert.deepEqual(result, { delivered: false, error: 'no answer within 300 ms' });
+  assert.ok(elapsed >= 290 && elapsed < 2_000, `ended after ${elapsed.toFixed(0)} ms`);
 });
 
 test('a receiver that is not there fails the attempt with the system error', async (t) => {
