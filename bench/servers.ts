@@ -77,7 +77,7 @@ async function waitUntilServing(url: string, child: ChildProcess): Promise<void>
   throw new Error(`nothing answered at ${url}`);
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
