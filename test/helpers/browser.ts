@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { tempDir } from './temp-dir.js';
 
 /** Debian's Chromium: the browser tests never use one that a tool downloads. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -38,13 +38,27 @@ export async function launchChromium(t: TestContext): Promise<BrowserContext | u
     return undefined;
   }
   mkdirSync(screenshotPath(''), { recursive: true });
-  const context = await chromium.launchPersistentContext(tempDir(t), {
-    executablePath: CHROMIUM,
-    args: CHROMIUM_FLAGS,
-    viewport: { width: 1400, height: 1000 },
-  });
+  const profile = mkdtempSync(join(tmpdir(), 'plantstore-chromium-'));
+  // Removed only once Chromium has exited: it writes to its profile until then, and a
+  // removal before the close (hooks run in the order they were added) met a folder
+  // being filled (ENOTEMPTY), failed, and left the browser running.
+  const removeProfile = () => rmSync(profile, { recursive: true, force: true, maxRetries: 3 });
+  let context: BrowserContext;
+  try {
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      args: CHROMIUM_FLAGS,
+      viewport: { width: 1400, height: 1000 },
+    });
+  } catch (error) {
+    removeProfile();
+    throw error;
+  }
   context.setDefaultTimeout(10_000);
-  t.after(() => context.close());
+  t.after(async () => {
+    await context.close();
+    removeProfile();
+  });
   return context;
 }
 
