@@ -96,8 +96,12 @@ if (!(await postgresReachable())) {
       const { rows } = await admin.query<{ count: string }>('SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
       return rows[0]!.count === '0';
     });
-    // The pool may still hold a connection whose end it has received but not yet read: a write on it
-    // fails with that end (57P01). Every failure must be a 503, and one must be the read-only refusal.
+    // The ends may have come in the same poll as that answer, whose code runs first: one turn of
+    // the loop lets the pool read them all. A write on a connection whose end it has not read fails
+    // with that end (57P01) and sends the pool searching, where a read-only server is refused
+    // before any write: no 25006 would ever come.
+    await new Promise((resolve) => setImmediate(resolve));
+    // Every failure must be a 503, and one must be the read-only refusal.
     await until('a write is refused as read-only (25006)', async () => {
       const refused = await store.createPlants([{ id: 2n, name: 'while read-only' }]).then(
         () => undefined,
