@@ -54,7 +54,8 @@ export function postMessage(receiver: Dispatcher, url: URL, headers: Record<stri
  * An attempt as undici's own handler of one request: the answer's status and
  * first bytes are all it keeps. undici's `request()` would wrap the same
  * events in a promise, a header object and a stream for the body; a delivery
- * reads none of them, and they cost about a tenth of its CPU.
+ * reads none of them, and they cost about a fifth of its CPU (measured in
+ * bench/results/2026-11-27-delivery-handler.md).
  */
 class Attempt implements Dispatcher.DispatchHandler {
   readonly #resolve: (result: AttemptResult) => void;
