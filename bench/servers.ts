@@ -25,6 +25,15 @@ export async function startService(env: Record<string, string>, cpu: number | un
 }
 
 /**
+ * Another build of the service (`bin`, a copy's bin/plantstore), started as an operator's
+ * `bin/plantstore serve` would be: with the Node.js flags and environment of its first line.
+ */
+export async function startBuild(bin: string, env: Record<string, string>, cpu: number | undefined): Promise<RunningServer> {
+  const launch = binLaunch(bin);
+  return start((port) => [process.execPath, ...launch.flags, bin, 'serve', '--port', String(port)], { ...launch.env, ...env }, cpu);
+}
+
+/**
  * What the first line of a build's bin/plantstore (`#!/usr/bin/env -S [NAME=VALUE]... node FLAGS`)
  * sets: the environment and the Node.js flags that a tool starting it as `node [flags] BIN` must
  * pass to run it as an operator does.
@@ -77,7 +86,7 @@ async function waitUntilServing(url: string, child: ChildProcess): Promise<void>
   throw new Error(`nothing answered at ${url}`);
 }
 
-export function freePort(): Promise<number> {
+function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -7,11 +7,10 @@
 // the service starts, then the service (on core 0, its defaults) until the receiver has every message. Counted
 // from the moment the service first answers, so that its start is left out: deliveries a second, and the
 // service's CPU time (user + system, /proc) over those deliveries. Prints each round, then the medians.
-import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { median } from './median.js';
-import { binLaunch, freePort, treeCpuSeconds } from './servers.js';
+import { startBuild } from './servers.js';
 import { freshStore, preload, type StoreKind, subscribe } from './stores.js';
 import { startReceiver } from './webhook-receiver.js';
 
@@ -41,21 +40,10 @@ async function drain(target: string): Promise<Drain> {
   try {
     await receiver.useSecret(await subscribe(bench.url, receiver.url));
     await preload(bench.url, messages, () => undefined);
-    const bin = `${target}/bin/plantstore`;
-    const launch = binLaunch(bin);
-    const port = await freePort();
-    const command = [process.execPath, ...launch.flags, bin, 'serve', '--port', String(port)];
-    const child = spawn(pinned ? 'taskset' : command[0]!, pinned ? ['-c', '0', ...command] : command.slice(1), {
-      env: { ...process.env, ...launch.env, DATABASE_URL: bench.url },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    const service = await startBuild(`${target}/bin/plantstore`, { DATABASE_URL: bench.url }, pinned ? 0 : undefined);
     try {
       const deadline = Date.now() + DRAIN_LIMIT_MS;
-      while (!(await fetch(`http://127.0.0.1:${port}/healthz`).then((answer) => answer.ok, () => false))) {
-        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${target}: the service did not start`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      const start = { at: Date.now(), cpu: treeCpuSeconds(child.pid!), delivered: (await receiver.stats()).distinct };
+      const start = { at: Date.now(), cpu: service.cpuSeconds(), delivered: (await receiver.stats()).distinct };
       for (;;) {
         const stats = await receiver.stats();
         if (stats.distinct >= messages) {
@@ -63,16 +51,14 @@ async function drain(target: string): Promise<Drain> {
           const delivered = stats.distinct - start.delivered;
           return {
             perSecond: (delivered * 1000) / (stats.lastReceivedAt - start.at),
-            cpuUsPerDelivery: ((treeCpuSeconds(child.pid!) - start.cpu) * 1e6) / delivered,
+            cpuUsPerDelivery: ((service.cpuSeconds() - start.cpu) * 1e6) / delivered,
           };
         }
         if (Date.now() > deadline) throw new Error(`${target}: ${stats.distinct} of ${messages} delivered in ${DRAIN_LIMIT_MS / 1000} s`);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     } finally {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
+      await service.stop();
     }
   } finally {
     await receiver.close();
