@@ -116,9 +116,26 @@ export class WebhookDispatcher {
   start(): void {
     this.#store.onMessagesWritten(() => {
       this.#lastWrittenAt = Date.now();
-      this.wake();
+      if (this.#roomForMessages()) this.wake();
     });
     this.wake();
+  }
+
+  /**
+   * Whether new messages may be claimed now: a subscription not read yet, or
+   * an active one with room for more. A create that finds every subscription
+   * paused or busy wakes no turn, which would cost a trip to the store for
+   * nothing (on PostgreSQL, one a batch: a quarter fewer creates a second).
+   * A subscription added or resumed meanwhile is found at the next turn,
+   * within WEBHOOK_POLL_MS.
+   */
+  #roomForMessages(): boolean {
+    if (this.#targets.size === 0) return true;
+    const now = Date.now();
+    for (const target of this.#targets.values()) {
+      if (target.subscription.pausedAt === null && target.wanted(this.#slots(), now) > 0) return true;
+    }
+    return false;
   }
 
   /**
