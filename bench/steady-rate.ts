@@ -12,6 +12,7 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadGenerator } from './load/load-generator.js';
 import { median } from './median.js';
+import { inRotation } from './rotation.js';
 import { startBuild } from './servers.js';
 import { metricValue, plantsCreated, sampleOldestPending } from './service-metrics.js';
 import { freshStore, type StoreKind, subscribe } from './stores.js';
@@ -89,19 +90,13 @@ async function loadedFirst(url: string, token: string, receiver: Awaited<ReturnT
   while ((await receiver.stats()).distinct < created && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
-const figures = new Map<string, Phase[]>(targets.map((target) => [target, []]));
 const line = (target: string, p: Phase) =>
   `| ${target} | ${Math.round(p.createsPerSecond)} | ${p.oldestSeconds.toFixed(2)} | ${Math.round(p.behind)} | ${p.cpuUsPerCreate.toFixed(1)} | ${p.coreShare.toFixed(2)} | ${p.meanBatch.toFixed(2)} |`;
 const header = '| target | creates/s | max oldest pending s | behind at end | CPU µs a create | core share | mean batch |\n|---|---|---|---|---|---|---|\n';
 process.stdout.write(`${values.store}, ${rate} creates/s asked for ${seconds} s, ${subscribed ? 'one subscription' : 'no subscription'}\n\n${header}`);
-for (let round = 1; round <= Number(values.rounds); round++) {
-  for (let i = 0; i < targets.length; i++) {
-    const target = targets[(i + round - 1) % targets.length]!;
-    const result = await phase(target);
-    figures.get(target)!.push(result);
-    process.stdout.write(`${line(`${target} (round ${round})`, result)}\n`);
-  }
-}
+const figures = await inRotation(targets, Number(values.rounds), phase, (round, target, result) =>
+  process.stdout.write(`${line(`${target} (round ${round})`, result)}\n`),
+);
 process.stdout.write(`\nmedians of ${values.rounds} rounds:\n\n${header}`);
 for (const [target, phases] of figures) {
   const of = (pick: (p: Phase) => number) => median(phases.map(pick));

@@ -10,6 +10,7 @@
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { median } from './median.js';
+import { inRotation } from './rotation.js';
 import { startBuild } from './servers.js';
 import { freshStore, preload, type StoreKind, subscribe } from './stores.js';
 import { startReceiver } from './webhook-receiver.js';
@@ -66,15 +67,9 @@ async function drain(target: string): Promise<Drain> {
   }
 }
 
-const figures = new Map<string, Drain[]>(targets.map((target) => [target, []]));
-for (let round = 1; round <= Number(values.rounds); round++) {
-  for (let i = 0; i < targets.length; i++) {
-    const target = targets[(i + round - 1) % targets.length]!;
-    const result = await drain(target);
-    figures.get(target)!.push(result);
-    process.stdout.write(`round ${round}: ${target}: ${Math.round(result.perSecond)} deliveries/s, ${result.cpuUsPerDelivery.toFixed(1)} µs of CPU a delivery\n`);
-  }
-}
+const figures = await inRotation(targets, Number(values.rounds), drain, (round, target, result) =>
+  process.stdout.write(`round ${round}: ${target}: ${Math.round(result.perSecond)} deliveries/s, ${result.cpuUsPerDelivery.toFixed(1)} µs of CPU a delivery\n`),
+);
 process.stdout.write(`\n${messages} messages, ${values.store}, medians of ${values.rounds} rounds:\n\n| target | deliveries/s | CPU µs a delivery |\n|---|---|---|\n`);
 for (const [target, drains] of figures) {
   process.stdout.write(`| ${target} | ${Math.round(median(drains.map((d) => d.perSecond)))} | ${median(drains.map((d) => d.cpuUsPerDelivery)).toFixed(1)} |\n`);
