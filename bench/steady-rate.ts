@@ -17,6 +17,7 @@ import { startBuild } from './servers.js';
 import { metricValue, plantsCreated, sampleOldestPending } from './service-metrics.js';
 import { freshStore, type StoreKind, subscribe } from './stores.js';
 import { startReceiver } from './webhook-receiver.js';
+import { drainBacklog } from './webhook-round.js';
 
 const { values, positionals: targets } = parseArgs({
   allowPositionals: true,
@@ -35,6 +36,8 @@ const rate = Number(values.rate);
 const seconds = Number(values.seconds);
 const subscribed = values.subscribers !== '0';
 const pinned = availableParallelism() >= 2;
+/** The longest the drain after --loaded may take, as in npm run bench -- --webhook. */
+const DRAIN_LIMIT_MS = 120_000;
 
 interface Phase {
   oldestSeconds: number;
@@ -52,7 +55,11 @@ async function phase(target: string): Promise<Phase> {
     if (subscribed) await receiver.useSecret(await subscribe(bench.url, receiver.url));
     const service = await startBuild(`${target}/bin/plantstore`, { DATABASE_URL: bench.url }, pinned ? 0 : undefined);
     try {
-      if (Number(values.loaded) > 0) await loadedFirst(service.url, bench.token, receiver);
+      if (Number(values.loaded) > 0) {
+        // As npm run bench -- --webhook does before its steady phase: creates as fast as the service answers, then their drain.
+        await loadGenerator.run({ url: service.url, token: bench.token, connections: 64, seconds: Number(values.loaded), idBase: 0, cpu: pinned ? 1 : undefined });
+        await drainBacklog(service, receiver, DRAIN_LIMIT_MS);
+      }
       const createdBefore = await plantsCreated(service.url);
       const batchesBefore = (await metricValue(service.url, 'plantstore_store_commit_batch_size_count')) ?? 0;
       const sampler = sampleOldestPending(service.url, 250);
@@ -80,14 +87,6 @@ async function phase(target: string): Promise<Phase> {
     await receiver.close();
     await bench.cleanup();
   }
-}
-
-/** As npm run bench -- --webhook does before its steady phase: creates as fast as the service answers, then a drain (at most 120 s). */
-async function loadedFirst(url: string, token: string, receiver: Awaited<ReturnType<typeof startReceiver>>): Promise<void> {
-  await loadGenerator.run({ url, token, connections: 64, seconds: Number(values.loaded), idBase: 0, cpu: pinned ? 1 : undefined });
-  const created = await plantsCreated(url);
-  const deadline = Date.now() + 120_000;
-  while ((await receiver.stats()).distinct < created && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
 const line = (target: string, p: Phase) =>

@@ -145,7 +145,7 @@ async function steadyPhase(plan: WebhookRoundPlan<LoadResult>, ratePerSecond: nu
  * Waits until the receiver has had every plant the service created, or `limitMs`, and measures the
  * deliveries a second and the service's CPU time a delivery meanwhile.
  */
-async function drainBacklog(server: RunningServer, receiver: BenchReceiver, limitMs: number): Promise<Drain> {
+export async function drainBacklog(server: RunningServer, receiver: BenchReceiver, limitMs: number): Promise<Drain> {
   // Scraped before the clock and the CPU count start: a scrape is the benchmark's work, not the drain's.
   let created = await plantsCreated(server.url);
   const startedAt = Date.now();
