@@ -18,7 +18,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
-import { loadGenerator } from './load/load-generator.js';
+import { loadGenerator, requireAllAnswered } from './load/load-generator.js';
 import { median } from './median.js';
 import { binLaunch } from './servers.js';
 import { freshStore, multiHostUrl, type StoreKind, subscribe } from './stores.js';
@@ -101,6 +101,7 @@ for (let round = 1; round <= Number(values.rounds); round++) {
         idBase: idBase++ * 2 ** 40,
         cpu: pinned ? 1 : undefined,
       });
+      requireAllAnswered(result, target);
       const cpuUs = ((cpuSeconds(child.pid!) - before) * 1e6) / result.requests;
       // Deliveries that arrived while the measurement ran, over its length: the dispatcher's share under load.
       const deliveries = deliveredBefore === undefined ? undefined : ((await receiver!.stats()).received - (await deliveredBefore)) / Number(values.seconds);

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadGenerator } from './load/load-generator.js';
+import { loadGenerator, requireAllAnswered } from './load/load-generator.js';
 import { binLaunch } from './servers.js';
 import { freshStore, type StoreKind, subscribe } from './stores.js';
 import { startReceiver } from './webhook-receiver.js';
@@ -78,6 +78,7 @@ try {
   const cpuBefore = cpuSeconds(child.pid!);
   // No warm-up: the profile covers the whole process, so the requests it is divided by are all of them.
   const result = await loadGenerator.run({ url: `http://127.0.0.1:${port}`, token: bench.token, connections: Number(values.connections), seconds: Number(values.seconds), idBase: 2 ** 41, cpu: 1 });
+  requireAllAnswered(result, values.floor ? 'the floor' : values.bin);
   const cpuUsPerRequest = ((cpuSeconds(child.pid!) - cpuBefore) * 1e6) / result.requests;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');

@@ -36,6 +36,15 @@ export interface LoadRun {
   ratePerSecond?: number | undefined;
 }
 
+/**
+ * Throws when some of a run's requests failed: the figures of a build that answers 500 or 503
+ * (a broken statement, say) are of its failures, and look faster than the real work.
+ */
+export function requireAllAnswered(result: LoadResult, what: string): void {
+  const failed = result.errors + result.non2xx;
+  if (failed > 0) throw new Error(`${what}: ${failed} of ${result.requests} requests failed (${result.non2xx} not 2xx, ${result.errors} errors); its figures would be of the failures`);
+}
+
 const WRK_SCRIPT = fileURLToPath(new URL('./post-plants.lua', import.meta.url));
 
 export function hasCommand(name: string): boolean {
