@@ -4,7 +4,8 @@
 // 64 connections, or 1 for a lone request's), read by layer: the time its main thread spent in each, in µs a request, beside
 // the CPU time a request cost the whole process (from /proc). --bin runs another build of
 // bin/plantstore (a copy of an earlier commit's bin/, dist/ and openapi/), to compare before and after.
-// The .cpuprofile is kept (its path is printed) for a closer look in Chrome's DevTools.
+// Only the samples taken during the measurement count, after 2 s of warm-up as in npm run bench: start-up's
+// loading and compiling are left out. The .cpuprofile is kept (its path is printed) for a closer look in Chrome's DevTools.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,8 @@ import { freshStore, type StoreKind, subscribe } from './stores.js';
 import { startReceiver } from './webhook-receiver.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** Seconds of load before the measurement, on its connections, as in npm run bench. */
+const WARMUP_SECONDS = 2;
 const { values } = parseArgs({
   options: {
     store: { type: 'string', default: 'sqlite' },
@@ -75,24 +78,47 @@ const child = spawn('taskset', ['-c', '0', process.execPath, ...command], {
 });
 try {
   await until(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status > 0);
-  const cpuBefore = cpuSeconds(child.pid!);
-  // No warm-up: the profile covers the whole process, so the requests it is divided by are all of them.
-  const result = await loadGenerator.run({ url: `http://127.0.0.1:${port}`, token: bench.token, connections: Number(values.connections), seconds: Number(values.seconds), idBase: 2 ** 41, cpu: 1 });
+  let cpuBefore = 0;
+  // Start-up and the first deliveries load and compile code; counted, they came to several µs a request.
+  let measuredFrom = 0;
+  const result = await loadGenerator.run({
+    url: `http://127.0.0.1:${port}`,
+    token: bench.token,
+    connections: Number(values.connections),
+    seconds: Number(values.seconds),
+    warmupSeconds: WARMUP_SECONDS,
+    measurementStarts: () => {
+      cpuBefore = cpuSeconds(child.pid!);
+      measuredFrom = monotonicMicroseconds();
+    },
+    idBase: 2 ** 41,
+    cpu: 1,
+  });
+  const measuredUntil = monotonicMicroseconds();
   requireAllAnswered(result, values.floor ? 'the floor' : values.bin);
   const cpuUsPerRequest = ((cpuSeconds(child.pid!) - cpuBefore) * 1e6) / result.requests;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   await exited;
   const file = join(dir, readdirSync(dir).find((name) => name.endsWith('.cpuprofile'))!);
-  report(file, result.requests, result.requests / result.requestsPerSecond, cpuUsPerRequest);
+  report(file, { from: measuredFrom, until: measuredUntil }, result.requests, result.requests / result.requestsPerSecond, cpuUsPerRequest);
 } finally {
   if (child.exitCode === null) child.kill('SIGKILL');
   await receiver?.close();
   await bench.cleanup();
 }
 
-function report(file: string, requests: number, seconds: number, cpuUsPerRequest: number): void {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
+/**
+ * Now on the clock a .cpuprofile's times are read on: V8's and libuv's monotonic clocks are both
+ * CLOCK_MONOTONIC on Linux, in µs, and the same for every process of the machine.
+ */
+function monotonicMicroseconds(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
+/** `measured`: when the measurement ran, on the profile's clock; only the samples taken then count. */
+function report(file: string, measured: { from: number; until: number }, requests: number, seconds: number, cpuUsPerRequest: number): void {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number };
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
   const parents = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
@@ -109,10 +135,14 @@ function report(file: string, requests: number, seconds: number, cpuUsPerRequest
     return 'other';
   };
   const microseconds = new Map<string, number>();
+  let at = profile.startTime;
   profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i] ?? 0;
+    if (at < measured.from || at >= measured.until) return;
     const layer = layerOf(id);
     microseconds.set(layer, (microseconds.get(layer) ?? 0) + (profile.timeDeltas[i] ?? 0));
   });
+  if (microseconds.size === 0) throw new Error(`no sample of the profile falls within the measurement: ${file}`);
   microseconds.delete('(idle)');
   const busy = [...microseconds.values()].reduce((sum, value) => sum + value, 0);
   process.stdout.write(
