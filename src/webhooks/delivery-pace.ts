@@ -4,6 +4,16 @@
  */
 const BUSY_UTILIZATION = 0.8;
 /**
+ * Held-back deliveries are let go only after this many windows in a row
+ * below BUSY_UTILIZATION. On PostgreSQL a saturated loop waits for the
+ * database now and then, so that about a third of its windows fall below
+ * the mark. Let go at each, deliveries started a catch-up every time the
+ * wait allowed, each halving the creates for a window: with a
+ * subscription, the creates' p99 was 2.0 times the durable floor's, and
+ * 1.5 times without catch-ups (bench/results/2026-11-28-catch-ups.md).
+ */
+export const CALM_WINDOWS = 3;
+/**
  * Once held-back deliveries find the loop below BUSY_UTILIZATION, they go at
  * full pace for at least this long, whatever the loop's use: a backlog's
  * catch-up fills the loop by itself and, read as creates' load, would hold
@@ -34,10 +44,10 @@ export interface LoadWindow {
 /**
  * Decides, window by window, whether deliveries are held back so that creates
  * keep the process: held while creates keep the loop busy; let go when they
- * no longer do, for a catch-up of at least CATCH_UP_MS that ends early if it
- * slows the creates down. After each catch-up that did, the next one waits
- * twice as long as the last, up to MOST_CATCH_UP_WAIT_MS; a catch-up that
- * did not resets the wait.
+ * have not for CALM_WINDOWS windows in a row, for a catch-up of at least
+ * CATCH_UP_MS that ends early if it slows the creates down. After each
+ * catch-up that did, the next one waits twice as long as the last, up to
+ * MOST_CATCH_UP_WAIT_MS; a catch-up that did not resets the wait.
  */
 export class DeliveryPace {
   #held = false;
@@ -45,6 +55,8 @@ export class DeliveryPace {
   #catchUp: { until: number; createsPerSecond: number } | undefined;
   #nextCatchUpAt = 0;
   #catchUpWaitMs = CATCH_UP_MS;
+  /** Windows in a row below BUSY_UTILIZATION. */
+  #calmWindows = 0;
 
   get held(): boolean {
     return this.#held;
@@ -73,9 +85,10 @@ export class DeliveryPace {
       this.#catchUpWaitMs = CATCH_UP_MS;
     }
     const saturated = window.loop > BUSY_UTILIZATION;
+    this.#calmWindows = saturated ? 0 : this.#calmWindows + 1;
     if (!this.#held) {
       this.#held = saturated;
-    } else if (!saturated && now >= this.#nextCatchUpAt) {
+    } else if (this.#calmWindows >= CALM_WINDOWS && now >= this.#nextCatchUpAt) {
       // The pace creates keep with deliveries held back, which the catch-up must not slow down.
       this.#held = false;
       this.#catchUp = { until: now + CATCH_UP_MS, createsPerSecond: window.createsPerSecond };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CATCH_UP_MS, DeliveryPace, MOST_CATCH_UP_WAIT_MS } from '../../src/webhooks/delivery-pace.js';
+import { CALM_WINDOWS, CATCH_UP_MS, DeliveryPace, MOST_CATCH_UP_WAIT_MS } from '../../src/webhooks/delivery-pace.js';
 
 /** A window every 100 ms, as the dispatcher takes them. */
 const WINDOW_MS = 100;
@@ -45,13 +45,29 @@ test('let go, deliveries catch up at full pace for a second even though their ca
   const pace = new DeliveryPace();
   let { now } = run(pace, 0, 500, { loop: 0.95, createsPerSecond: 5000 });
   assert.equal(pace.held, true);
-  assert.equal(pace.update(now, { loop: 0.6, creating: true, createsPerSecond: 5000 }), false, 'let go once the loop has room');
-  now += WINDOW_MS;
+  ({ now } = run(pace, now, CALM_WINDOWS * WINDOW_MS, { loop: 0.6, createsPerSecond: 5000 }));
+  assert.equal(pace.held, false, 'let go once the loop has room');
   // The catch-up's own work keeps the loop busy; the creates keep their pace.
   const during = run(pace, now, CATCH_UP_MS - WINDOW_MS, { loop: 0.99, createsPerSecond: 5000 });
   assert.equal(during.held, false, 'still catching up');
   assert.equal(pace.update(during.now, { loop: 0.99, creating: true, createsPerSecond: 5000 }), true, 'after the catch-up a busy loop holds deliveries back again');
-  assert.equal(pace.update(during.now + WINDOW_MS, { loop: 0.6, creating: true, createsPerSecond: 5000 }), false, 'and the next catch-up needs no wait');
+  const next = letGoAt(pace, during.now + WINDOW_MS, 60_000, { loop: 0.6, createsPerSecond: 5000 })!;
+  assert.equal(next - during.now, CALM_WINDOWS * WINDOW_MS, 'and the next catch-up waits for no more than the calm windows');
+});
+
+test(`held back, deliveries are let go only after ${CALM_WINDOWS} windows in a row with room in the loop`, () => {
+  const pace = new DeliveryPace();
+  let { now } = run(pace, 0, 300, { loop: 0.95, createsPerSecond: 24_000 });
+  // PostgreSQL saturated: the loop waits for the database now and then, one window in a few.
+  for (let dip = 0; dip < 20; dip++) {
+    for (let calm = 1; calm < CALM_WINDOWS; calm++, now += WINDOW_MS) {
+      assert.equal(pace.update(now, { loop: 0.75, creating: true, createsPerSecond: 24_000 }), true, `still held after ${calm} calm windows`);
+    }
+    assert.equal(pace.update(now, { loop: 0.9, creating: true, createsPerSecond: 24_000 }), true);
+    now += WINDOW_MS;
+  }
+  const calm = run(pace, now, CALM_WINDOWS * WINDOW_MS, { loop: 0.75, createsPerSecond: 24_000 });
+  assert.equal(calm.held, false, `let go after ${CALM_WINDOWS} calm windows in a row`);
 });
 
 test('a catch-up that slows creates down ends at once, and each one after waits twice as long, up to a limit', () => {
@@ -83,7 +99,7 @@ test('a catch-up that leaves creates their pace resets the wait', () => {
   const caughtUp = run(pace, at + WINDOW_MS, CATCH_UP_MS, { loop: 0.99, createsPerSecond: 4000 });
   assert.equal(caughtUp.held, true, 'held again after the catch-up, the loop being busy');
   const next = letGoAt(pace, caughtUp.now, 60_000, { loop: 0.75, createsPerSecond: 4000 })!;
-  assert.ok(next - caughtUp.now <= WINDOW_MS, `let go again after ${next - caughtUp.now} ms`);
+  assert.ok(next - caughtUp.now <= CALM_WINDOWS * WINDOW_MS, `let go again after ${next - caughtUp.now} ms`);
   // This catch-up slows creates down: the wait after it is the first one again, not the sixth.
   pace.update(next + WINDOW_MS, { loop: 0.9, creating: true, createsPerSecond: 1000 });
   const after = letGoAt(pace, next + 2 * WINDOW_MS, 60_000, { loop: 0.75, createsPerSecond: 4000 })!;
