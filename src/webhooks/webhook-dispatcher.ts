@@ -40,10 +40,10 @@ export interface CreatesWriter {
  * every `BUSY_TURN_GAP_MS`, and each subscription claims only for its free
  * slots, of `BUSY_SLOTS`: at most BUSY_SLOTS messages a turn, 160 a second.
  * Beside saturated creates, a delivery costs the process as much as about
- * three creates, so this share is what keeps the creates' p99 within 1.5
- * times the durable floor's (measured in docs/performance.md); holding a
- * quarter of a second's deliveries, as at full pace, let it grow to 540 a
- * second and the p99 to 1.9 times.
+ * three creates, so this share is kept small: holding a quarter of a
+ * second's deliveries, as at full pace, let it grow to 540 a second and the
+ * creates' p99 to 1.9 times the durable floor's (what it is with this share:
+ * docs/performance.md).
  */
 const BUSY_TURN_GAP_MS = 50;
 const BUSY_SLOTS = 8;
