@@ -20,7 +20,7 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadGenerator, requireAllAnswered } from './load/load-generator.js';
 import { median } from './median.js';
-import { binLaunch } from './servers.js';
+import { binLaunch, freePort } from './servers.js';
 import { freshStore, multiHostUrl, type StoreKind, subscribe } from './stores.js';
 import { type BenchReceiver, startReceiver } from './webhook-receiver.js';
 
@@ -60,7 +60,7 @@ let idBase = 1;
 for (let round = 1; round <= Number(values.rounds); round++) {
   for (const target of targets) {
     const bench = await freshStore(values.store as StoreKind, values['postgres-url']);
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     // A build runs with the flags and environment of its bin/plantstore's first line, as `npm run bench` runs the service.
     const [folder, form] = target.split('@') as [string, string | undefined];
     const build = target === 'floor' || target === 'baseline' ? undefined : binLaunch(`${folder}/bin/plantstore`);

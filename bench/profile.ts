@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadGenerator, requireAllAnswered } from './load/load-generator.js';
-import { binLaunch } from './servers.js';
+import { binLaunch, freePort } from './servers.js';
 import { freshStore, type StoreKind, subscribe } from './stores.js';
 import { startReceiver } from './webhook-receiver.js';
 
@@ -63,7 +63,7 @@ const bench = await freshStore(values.store as StoreKind, values['postgres-url']
 const receiver = values.webhook ? await startReceiver(1) : undefined;
 if (receiver !== undefined) await receiver.useSecret(await subscribe(bench.url, receiver.url));
 const dir = mkdtempSync(join(tmpdir(), 'plantstore-profile-'));
-const port = 20000 + Math.floor(Math.random() * 20000);
+const port = await freePort();
 const profiling = ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${dir}`];
 // The floor has no signal handler of its own; this one lets it exit normally, which writes the profile.
 const floorExit = `--import=data:text/javascript,process.on('SIGTERM',()=>process.exit(0))`;

@@ -86,15 +86,23 @@ async function waitUntilServing(url: string, child: ChildProcess): Promise<void>
   throw new Error(`nothing answered at ${url}`);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+/**
+ * A port nothing listens on now, below Linux's ephemeral range (32768 to
+ * 60999), where the load's and the database's connections take their local
+ * ports: one of those can take a port between this check and the server's
+ * listen. A random port from 20000 to 40000 once failed a compare-builds.ts
+ * run with EADDRINUSE.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = 20000 + Math.floor(Math.random() * 12768);
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
 }
 
 /** Clock ticks a second of /proc's times (USER_HZ): 100 on every Linux that Node.js runs on. */
