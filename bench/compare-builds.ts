@@ -15,7 +15,7 @@
 // that arrived during the measurement are reported too. As in `npm run bench`, each measurement follows
 // 2 s of warm-up on its own connections.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadGenerator, requireAllAnswered } from './load/load-generator.js';
@@ -47,15 +47,43 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/**
+ * The CPU seconds of every PostgreSQL server process, by pid: what the
+ * database spends on a target's requests is the change between two readings.
+ * A process that ended between them (an autovacuum worker) is not counted.
+ */
+function postgresCpuSeconds(): Map<number, number> {
+  const seconds = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      seconds.set(Number(entry), (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // It ended while the directory was read.
+    }
+  }
+  return seconds;
+}
+
+function cpuSince(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, seconds] of after) total += seconds - (before.get(pid) ?? 0);
+  return total;
+}
+
 /** The process's peak resident memory so far, in MiB (VmHWM of /proc/PID/status). */
 function peakRssMiB(pid: number): number {
   const kib = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
   return Number(kib) / 1024;
 }
 
-const figures = new Map<string, { cpu: number[]; rps: number[]; p50: number[]; p99: number[]; rss: number[]; deliveries: number[] }>(
-  targets.map((target) => [target, { cpu: [], rps: [], p50: [], p99: [], rss: [], deliveries: [] }]),
+const figures = new Map<string, { cpu: number[]; dbCpu: number[]; rps: number[]; p50: number[]; p99: number[]; rss: number[]; deliveries: number[] }>(
+  targets.map((target) => [target, { cpu: [], dbCpu: [], rps: [], p50: [], p99: [], rss: [], deliveries: [] }]),
 );
+const onPostgres = values.store === 'postgres';
 let idBase = 1;
 for (let round = 1; round <= Number(values.rounds); round++) {
   for (const target of targets) {
@@ -87,6 +115,7 @@ for (let round = 1; round <= Number(values.rounds); round++) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       let before = 0;
+      let databaseBefore = new Map<number, number>();
       let deliveredBefore: Promise<number> | undefined;
       const result = await loadGenerator.run({
         url,
@@ -96,6 +125,7 @@ for (let round = 1; round <= Number(values.rounds); round++) {
         warmupSeconds: 2,
         measurementStarts: () => {
           before = cpuSeconds(child.pid!);
+          if (onPostgres) databaseBefore = postgresCpuSeconds();
           deliveredBefore = receiver?.stats().then((stats) => stats.received);
         },
         idBase: idBase++ * 2 ** 40,
@@ -103,6 +133,9 @@ for (let round = 1; round <= Number(values.rounds); round++) {
       });
       requireAllAnswered(result, target);
       const cpuUs = ((cpuSeconds(child.pid!) - before) * 1e6) / result.requests;
+      // Read at once, before the deliveries that follow the load add to it.
+      const databaseCpuUs = onPostgres ? (cpuSince(databaseBefore, postgresCpuSeconds()) * 1e6) / result.requests : undefined;
+      if (databaseCpuUs !== undefined) figures.get(target)!.dbCpu.push(databaseCpuUs);
       // Deliveries that arrived while the measurement ran, over its length: the dispatcher's share under load.
       const deliveries = deliveredBefore === undefined ? undefined : ((await receiver!.stats()).received - (await deliveredBefore)) / Number(values.seconds);
       if (deliveries !== undefined) figures.get(target)!.deliveries.push(deliveries);
@@ -112,7 +145,7 @@ for (let round = 1; round <= Number(values.rounds); round++) {
       figures.get(target)!.p99.push(result.p99Ms);
       const rss = peakRssMiB(child.pid!);
       figures.get(target)!.rss.push(rss);
-      process.stdout.write(`round ${round}: ${target}: ${cpuUs.toFixed(1)} µs of CPU a request, ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(2)} ms, peak RSS ${rss.toFixed(1)} MiB${deliveries === undefined ? '' : `, ${Math.round(deliveries)} deliveries/s`}\n`);
+      process.stdout.write(`round ${round}: ${target}: ${cpuUs.toFixed(1)} µs of CPU a request${databaseCpuUs === undefined ? '' : ` (+ ${databaseCpuUs.toFixed(1)} µs the database's)`}, ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(2)} ms, peak RSS ${rss.toFixed(1)} MiB${deliveries === undefined ? '' : `, ${Math.round(deliveries)} deliveries/s`}\n`);
     } finally {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
@@ -123,10 +156,10 @@ for (let round = 1; round <= Number(values.rounds); round++) {
   }
 }
 process.stdout.write(
-  `\n| target | CPU µs a request: median (lowest) | req/s: median (highest) | p50 ms: median (lowest) | p99 ms: median (lowest) | peak RSS MiB: highest |${values.webhook ? ' deliveries/s under load: median |' : ''}\n|---|---|---|---|---|---|${values.webhook ? '---|' : ''}\n`,
+  `\n| target | CPU µs a request: median (lowest) |${onPostgres ? " the database's CPU µs a request: median |" : ''} req/s: median (highest) | p50 ms: median (lowest) | p99 ms: median (lowest) | peak RSS MiB: highest |${values.webhook ? ' deliveries/s under load: median |' : ''}\n|---|---|---|---|---|---|${onPostgres ? '---|' : ''}${values.webhook ? '---|' : ''}\n`,
 );
-for (const [target, { cpu, rps, p50, p99, rss, deliveries }] of figures) {
+for (const [target, { cpu, dbCpu, rps, p50, p99, rss, deliveries }] of figures) {
   process.stdout.write(
-    `| ${target} | ${median(cpu).toFixed(1)} (${Math.min(...cpu).toFixed(1)}) | ${Math.round(median(rps))} (${Math.round(Math.max(...rps))}) | ${median(p50).toFixed(3)} (${Math.min(...p50).toFixed(3)}) | ${median(p99).toFixed(2)} (${Math.min(...p99).toFixed(2)}) | ${Math.max(...rss).toFixed(1)} |${values.webhook ? ` ${deliveries.length === 0 ? '' : Math.round(median(deliveries))} |` : ''}\n`,
+    `| ${target} | ${median(cpu).toFixed(1)} (${Math.min(...cpu).toFixed(1)}) |${onPostgres ? ` ${median(dbCpu).toFixed(1)} |` : ''} ${Math.round(median(rps))} (${Math.round(Math.max(...rps))}) | ${median(p50).toFixed(3)} (${Math.min(...p50).toFixed(3)}) | ${median(p99).toFixed(2)} (${Math.min(...p99).toFixed(2)}) | ${Math.max(...rss).toFixed(1)} |${values.webhook ? ` ${deliveries.length === 0 ? '' : Math.round(median(deliveries))} |` : ''}\n`,
   );
 }

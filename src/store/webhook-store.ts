@@ -185,7 +185,7 @@ export type MessageState = 'pending' | 'delivered' | 'failed';
 export interface OutboxMessage {
   /**
    * Its number, the end of its `webhook-id`. Null for a pending message
-   * that SQLite still holds packed with its batch's (webhook_batches): it is
+   * still held packed with its batch's (webhook_batches): it is
    * numbered when first claimed.
    */
   id: bigint | null;

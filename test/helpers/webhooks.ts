@@ -83,11 +83,11 @@ export function plantBody(id: bigint, name = `plant ${id}`, tag?: string): strin
 
 /** How many messages the outbox holds, read straight from the database. */
 export async function outboxRows(databaseUrl: string): Promise<number> {
+  // On both stores a batch of creates writes its messages packed, one row a subscription (see the migrations).
   if (databaseUrl.startsWith('sqlite:')) {
     const { sqliteDriver } = await import('../../src/store/sqlite/driver.js');
     const db = new (sqliteDriver())(databaseUrl.slice('sqlite:'.length), { readonly: true });
     try {
-      // A batch of creates writes its messages packed, one row a subscription (see the migration).
       const sql = 'SELECT (SELECT count(*) FROM webhook_messages) + (SELECT coalesce(sum(plants), 0) FROM webhook_batches) AS count';
       return (db.prepare(sql).get() as { count: number }).count;
     } finally {
@@ -98,7 +98,8 @@ export async function outboxRows(databaseUrl: string): Promise<number> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const { rows } = await client.query<{ count: string }>('SELECT count(*) AS count FROM webhook_messages');
+    const sql = 'SELECT (SELECT count(*) FROM webhook_messages) + (SELECT coalesce(sum(cardinality(plant_ids)), 0) FROM webhook_batches) AS count';
+    const { rows } = await client.query<{ count: string }>(sql);
     return Number(rows[0]!.count);
   } finally {
     await client.end();

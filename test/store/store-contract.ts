@@ -257,6 +257,32 @@ export function storeContract(backend: string, openFresh: (t: TestContext) => Pr
     );
   });
 
+  test(`${backend}: claims take every message of many batches once, in the order created, however the batches split them`, async (t) => {
+    const store = await openFresh(t);
+    const subscription = await addSubscription(store, 'http://127.0.0.1:9/batches');
+    // Ten batches of ten: a claim of 32 ends inside the fourth, whose rest must stay pending.
+    for (let batch = 0; batch < 10; batch++) {
+      await store.createPlants(Array.from({ length: 10 }, (_, i) => ({ id: BigInt(batch * 10 + i + 1), name: `plant ${batch * 10 + i + 1}` })));
+    }
+    const pending = async () => (await store.webhooks.listSubscriptions()).find((listed) => listed.id === subscription.id)!.pending;
+    assert.equal(await pending(), 100);
+    const listed = await store.webhooks.listMessages({ subscriptionId: subscription.id, state: 'pending', limit: 3 });
+    assert.deepEqual(listed.map((message) => message.plantId), [100n, 99n, 98n], 'listed newest first, packed or not');
+    const taken: bigint[] = [];
+    for (const expected of [32, 32, 32, 4, 0]) {
+      const claimed = await store.webhooks.claimMessages({ subscriptionId: subscription.id, owner: 'a', limit: 32, leaseMs: 60_000 });
+      assert.equal(claimed.length, expected);
+      assert.ok(claimed.every((message) => message.attempt === 1 && message.id !== null));
+      taken.push(...claimed.map((message) => message.plant.id));
+      // Leased messages stay pending until settled; none is lost or counted twice while batches are unpacked.
+      assert.equal(await pending(), 100);
+    }
+    assert.deepEqual(taken, Array.from({ length: 100 }, (_, i) => BigInt(i + 1)));
+    const numbered = await store.webhooks.listMessages({ subscriptionId: subscription.id, limit: 200 });
+    assert.equal(numbered.length, 100);
+    assert.equal(new Set(numbered.map((message) => message.id)).size, 100, 'each message numbered once');
+  });
+
   test(`${backend}: an import has the outcomes of a create, in one transaction, and writes no webhook message`, async (t) => {
     const store = await openFresh(t);
     await createOne(store, { id: 1n, name: 'old' });

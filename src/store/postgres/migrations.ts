@@ -4,11 +4,32 @@ import { type Migration, pendingSteps, type SchemaChange, StoreMissing } from '.
 
 /**
  * The webhook messages of the plants a batch created (the rows of `inserted`),
- * one for each active subscription, as a statement of a `WITH`: part of the
- * functions of migrations 3 and 4, and of the statement the store sends on a
+ * packed: one webhook_batches row for each active subscription, holding the
+ * ids in the order they were created. A claim unpacks them into
+ * webhook_messages rows, one a plant, only as deliveries need them, so a
+ * create writes two index entries a batch rather than two a plant. Part of
+ * the functions of migration 8, and of the statement the store sends on a
  * direct connection (plant-batch.ts), so that both write the same messages.
+ * `messages` is the number of messages written.
  */
 export const OUTBOX_OF_INSERTED = `outbox AS (
+            INSERT INTO webhook_batches (subscription_id, plant_ids, created_at)
+            SELECT subscription.id, created.ids, now()
+              FROM (SELECT array_agg(inserted.id) AS ids FROM inserted) AS created
+              CROSS JOIN webhook_subscriptions AS subscription
+             WHERE subscription.removed_at IS NULL AND created.ids IS NOT NULL
+            RETURNING cardinality(plant_ids) AS messages
+          )`;
+
+/** How many messages `OUTBOX_OF_INSERTED` wrote, as an INTEGER. */
+export const MESSAGES_WRITTEN = '(SELECT coalesce(sum(messages), 0) FROM outbox)::INTEGER';
+
+/**
+ * The outbox of migrations 3 and 4, as they wrote it: one webhook_messages
+ * row a plant and subscription. A migration's text never changes once
+ * released; migration 8 replaces their functions.
+ */
+const OUTBOX_ROW_A_MESSAGE = `outbox AS (
             INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at)
             SELECT subscription.id, inserted.id, now(), now()
               FROM inserted CROSS JOIN webhook_subscriptions AS subscription
@@ -17,21 +38,58 @@ export const OUTBOX_OF_INSERTED = `outbox AS (
           )`;
 
 /**
- * The batch insert as the functions of migrations 3 and 4 hold it (the store
- * calls the function behind a pooler that keeps no named statement, and sends
- * plant-batch.ts's statement otherwise): the first plant of each id in the
- * batch unless the id is taken (`inserted`), and the webhook messages of the
- * plants created (`outbox`), in one statement and so in one transaction.
- * `ids`, `names` and `tags` are the functions' arguments.
+ * The batch insert as the functions hold it (the store calls the function
+ * behind a pooler that keeps no named statement, and sends plant-batch.ts's
+ * statement otherwise): the first plant of each id in the batch unless the id
+ * is taken (`inserted`), and the webhook messages of the plants created
+ * (`outbox`), in one statement and so in one transaction. `ids`, `names` and
+ * `tags` are the functions' arguments.
  */
-const INSERT_BATCH = `WITH inserted AS (
+function insertBatch(outbox: string): string {
+  return `WITH inserted AS (
             INSERT INTO plants (id, name, tag)
             SELECT DISTINCT ON (id) id, name, tag
               FROM unnest(ids, names, tags) WITH ORDINALITY AS batch (id, name, tag, position)
              ORDER BY id, position
             ON CONFLICT (id) DO NOTHING
             RETURNING id
-          ), ${OUTBOX_OF_INSERTED}`;
+          ), ${outbox}`;
+}
+
+/** The function of migration 3 (kept for instances of older builds), with `outbox` and `messages` as its messages. */
+function createPlantsFunction(outbox: string, messages: string): string {
+  return `CREATE OR REPLACE FUNCTION create_plants(ids BIGINT[], names TEXT[], tags TEXT[])
+        RETURNS TABLE (id BIGINT, messages INTEGER)
+        LANGUAGE plpgsql
+      AS $$
+      #variable_conflict use_column
+      BEGIN
+        RETURN QUERY
+          ${insertBatch(outbox)}
+          SELECT inserted.id, ${messages} FROM inserted;
+      END
+      $$;`;
+}
+
+/** The function of migration 4, which the store calls, with `outbox` and `messages` as its messages. */
+function createPlantBatchFunction(outbox: string, messages: string): string {
+  return `CREATE OR REPLACE FUNCTION create_plant_batch(ids BIGINT[], names TEXT[], tags TEXT[])
+        RETURNS TABLE (plants_created INTEGER, messages_written INTEGER, created_ids TEXT[])
+        LANGUAGE plpgsql
+      AS $$
+      #variable_conflict use_column
+      BEGIN
+        RETURN QUERY
+          ${insertBatch(outbox)}
+          SELECT count(*)::INTEGER,
+                 ${messages},
+                 CASE WHEN count(*) < cardinality(ids) THEN array_agg(inserted.id::TEXT) END
+            FROM inserted;
+      END
+      $$;`;
+}
+
+const ROWS_WRITTEN = '(SELECT count(*) FROM outbox)::INTEGER';
 
 /** This backend's schema changes (see `Migration`). */
 export const migrations: readonly Migration[] = [
@@ -113,19 +171,7 @@ export const migrations: readonly Migration[] = [
     // The first plant of each id in the batch is inserted unless the id is taken; the plants created
     // get their webhook messages in the same statement, so in the same transaction. Each created id
     // comes back with the number of messages written for the whole batch.
-    sql: `
-      CREATE FUNCTION create_plants(ids BIGINT[], names TEXT[], tags TEXT[])
-        RETURNS TABLE (id BIGINT, messages INTEGER)
-        LANGUAGE plpgsql
-      AS $$
-      #variable_conflict use_column
-      BEGIN
-        RETURN QUERY
-          ${INSERT_BATCH}
-          SELECT inserted.id, (SELECT count(*) FROM outbox)::INTEGER FROM inserted;
-      END
-      $$;
-    `,
+    sql: createPlantsFunction(OUTBOX_ROW_A_MESSAGE, ROWS_WRITTEN),
   },
   {
     version: 4,
@@ -136,22 +182,7 @@ export const migrations: readonly Migration[] = [
     // row. The counting is inside the function, where its plan is kept, rather than in the call,
     // which as an unnamed statement would be planned again for every batch (0.1 ms more a batch).
     // create_plants stays: instances of an older build, running beside this one during an upgrade, call it.
-    sql: `
-      CREATE FUNCTION create_plant_batch(ids BIGINT[], names TEXT[], tags TEXT[])
-        RETURNS TABLE (plants_created INTEGER, messages_written INTEGER, created_ids TEXT[])
-        LANGUAGE plpgsql
-      AS $$
-      #variable_conflict use_column
-      BEGIN
-        RETURN QUERY
-          ${INSERT_BATCH}
-          SELECT count(*)::INTEGER,
-                 (SELECT count(*) FROM outbox)::INTEGER,
-                 CASE WHEN count(*) < cardinality(ids) THEN array_agg(inserted.id::TEXT) END
-            FROM inserted;
-      END
-      $$;
-    `,
+    sql: createPlantBatchFunction(OUTBOX_ROW_A_MESSAGE, ROWS_WRITTEN),
   },
   {
     version: 5,
@@ -198,6 +229,33 @@ export const migrations: readonly Migration[] = [
       -- When a resend, or the resume of a paused subscription, queued the message again: its retry
       -- window runs from then rather than from created_at, which stays the plant's commit.
       ALTER TABLE webhook_messages ADD COLUMN requeued_at TIMESTAMPTZ;
+    `,
+  },
+  {
+    version: 8,
+    name: 'write webhook messages packed, one row a batch',
+    // A create's transaction wrote a webhook_messages row, with its primary key and due index
+    // entries, for every plant: under saturation with one subscription, 8 % of the creates a
+    // second (bench/results/2026-11-28-postgres-outbox-batches.md). Now it writes one
+    // webhook_batches row a subscription for the whole batch, and a claim unpacks batches into
+    // webhook_messages only as deliveries need them. Instances of the previous build, running
+    // beside this one during an upgrade, still write and claim webhook_messages rows; the batches
+    // are delivered by this build's instances.
+    sql: `
+      CREATE TABLE webhook_batches (
+        id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+        subscription_id BIGINT NOT NULL,
+        -- The created plants' ids, in the order they were created.
+        plant_ids BIGINT[] NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL,
+        -- Set when the resume of a paused subscription queued the batch again, as for a message.
+        requeued_at TIMESTAMPTZ
+      );
+
+      CREATE INDEX webhook_batches_subscription ON webhook_batches (subscription_id, id);
+
+      ${createPlantsFunction(OUTBOX_OF_INSERTED, MESSAGES_WRITTEN)}
+      ${createPlantBatchFunction(OUTBOX_OF_INSERTED, MESSAGES_WRITTEN)}
     `,
   },
 ];

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Connections } from './primary-pool.js';
 import type { NewPlant } from '../../plants/plant.js';
 import { CREATED, type CreatePlantResult, outcomeAgainst, plantFromRow } from '../store.js';
-import { OUTBOX_OF_INSERTED } from './migrations.js';
+import { MESSAGES_WRITTEN, OUTBOX_OF_INSERTED } from './migrations.js';
 
 export interface PlantRow {
   id: string;
@@ -34,7 +34,7 @@ interface BatchOutcome {
  * database's CPU a batch) to insert the first, and does not rest on the order
  * in which the executor reads unnest's rows, which SQL does not promise.
  */
-export const INSERT_PLANTS = `WITH ${insertedAndAnswer('(SELECT count(*) FROM outbox)::INTEGER', `, ${OUTBOX_OF_INSERTED}`)}`;
+export const INSERT_PLANTS = `WITH ${insertedAndAnswer(MESSAGES_WRITTEN, `, ${OUTBOX_OF_INSERTED}`)}`;
 
 /** `INSERT_PLANTS` without the outbox, for plants restored rather than created (`restore`). */
 export const RESTORE_PLANTS = `WITH ${insertedAndAnswer('0', '')}`;

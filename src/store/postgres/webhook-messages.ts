@@ -1,10 +1,16 @@
 import type { Connections } from './primary-pool.js';
 import type { MessageState, OutboxMessage } from '../webhook-store.js';
 
-/** The subscription's messages, newest first (see `WebhookStore.listMessages`). */
+/**
+ * The subscription's messages, newest first (see `WebhookStore.listMessages`):
+ * the packed ones of webhook_batches (pending, not numbered yet) before the
+ * numbered ones, since batches are unpacked oldest first and so are all newer
+ * than any message. One statement, so one snapshot: a message a claim unpacks
+ * meanwhile is listed once.
+ */
 export async function listMessages(pool: Connections, { subscriptionId, state, limit }: { subscriptionId: number; state?: MessageState; limit: number }): Promise<OutboxMessage[]> {
   const { rows } = await pool.query<{
-    id: string;
+    id: string | null;
     plant_id: string;
     state: MessageState;
     attempts: number;
@@ -13,12 +19,24 @@ export async function listMessages(pool: Connections, { subscriptionId, state, l
     finished_at: Date | null;
     last_result: string | null;
   }>(
-    `SELECT id, plant_id, state, attempts, created_at, next_attempt_at, finished_at, last_result FROM webhook_messages
-      WHERE subscription_id = $1 AND ($2::text IS NULL OR state = $2) ORDER BY id DESC LIMIT $3`,
+    `WITH packed AS (
+       SELECT b.id AS batch_id, plant.position, NULL::bigint AS id, plant.id AS plant_id, 'pending' AS state, 0 AS attempts,
+              b.created_at, coalesce(b.requeued_at, b.created_at) AS next_attempt_at, NULL::timestamptz AS finished_at, NULL AS last_result
+         FROM webhook_batches AS b CROSS JOIN unnest(b.plant_ids) WITH ORDINALITY AS plant (id, position)
+        WHERE b.subscription_id = $1 AND coalesce($2::text, 'pending') = 'pending'
+        ORDER BY b.id DESC, plant.position DESC LIMIT $3
+     ), numbered AS (
+       SELECT NULL::bigint AS batch_id, NULL::bigint AS position, id, plant_id, state, attempts, created_at, next_attempt_at, finished_at, last_result
+         FROM webhook_messages
+        WHERE subscription_id = $1 AND ($2::text IS NULL OR state = $2) ORDER BY id DESC LIMIT $3 - (SELECT count(*) FROM packed)
+     )
+     SELECT id, plant_id, state, attempts, created_at, next_attempt_at, finished_at, last_result
+       FROM (SELECT * FROM packed UNION ALL SELECT * FROM numbered) AS listed
+      ORDER BY batch_id DESC NULLS LAST, position DESC, id DESC`,
     [subscriptionId, state ?? null, limit],
   );
   return rows.map((row) => ({
-    id: BigInt(row.id),
+    id: row.id === null ? null : BigInt(row.id),
     plantId: BigInt(row.plant_id),
     state: row.state,
     attempts: row.attempts,

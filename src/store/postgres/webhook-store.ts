@@ -33,24 +33,62 @@ const RETIRED_SECRETS = `coalesce((SELECT json_agg(json_build_array(r.secret, (e
                                       FROM webhook_retired_secrets r WHERE r.subscription_id = s.id), '[]') AS retired_secrets`;
 
 /**
- * A claim ($1 subscription, $2 owner, $3 most messages, $4 lease in ms): the
- * due messages in the order of the index `webhook_messages_due`
- * (subscription, due time), so it reads only the rows it takes, however long
- * the backlog. An order the index does not hold (as the due time then the id
- * once was) needs a sort of every due message: 56 ms a claim behind a
- * backlog of 170,000, with the statistics the planner had of a fast-growing
- * table. Deliveries promise no order.
+ * A claim ($1 subscription, $2 owner, $3 most messages, $4 lease in ms), in
+ * one statement. First the due messages (`claimed`), in the order of the
+ * index `webhook_messages_due` (subscription, due time), so it reads only the
+ * rows it takes, however long the backlog: an order the index does not hold
+ * (as the due time then the id once was) needs a sort of every due message,
+ * 56 ms a claim behind a backlog of 170,000. Deliveries promise no order.
+ *
+ * Then, if fewer than $3 were due, the subscription's oldest packed batches
+ * (`taken`), as many as the rest of the claim needs: each is deleted and its
+ * plants written as webhook_messages rows (`unpacked`), the first ones
+ * claimed and the rest of the batch pending. A batch another claim is
+ * unpacking is skipped, as a message is (`SKIP LOCKED`).
  */
-export const CLAIM_MESSAGES = `UPDATE webhook_messages AS m
-    SET next_attempt_at = now() + $4 * interval '1 millisecond', lease_owner = $2, attempts = m.attempts + 1
-   FROM plants AS p
-  WHERE m.id = ANY (ARRAY(SELECT id FROM webhook_messages
-                           WHERE subscription_id = $1 AND state = 'pending' AND next_attempt_at <= now()
-                             AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = $1 AND paused_at IS NOT NULL)
-                           ORDER BY next_attempt_at LIMIT $3
-                           FOR UPDATE SKIP LOCKED))
-    AND p.id = m.plant_id
-  RETURNING m.id, m.attempts, m.created_at, m.requeued_at, p.id AS plant_id, p.name, p.tag`;
+export const CLAIM_MESSAGES = `WITH open AS (
+  SELECT NOT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = $1 AND paused_at IS NOT NULL) AS open
+), claimed AS (
+  UPDATE webhook_messages AS m
+     SET next_attempt_at = now() + $4 * interval '1 millisecond', lease_owner = $2, attempts = m.attempts + 1
+   WHERE m.id = ANY (ARRAY(SELECT id FROM webhook_messages
+                            WHERE subscription_id = $1 AND state = 'pending' AND next_attempt_at <= now() AND (SELECT open FROM open)
+                            ORDER BY next_attempt_at LIMIT $3
+                            FOR UPDATE SKIP LOCKED))
+  RETURNING m.id, m.attempts, m.created_at, m.requeued_at, m.plant_id
+), wanted AS (
+  SELECT $3 - (SELECT count(*) FROM claimed) AS messages
+), candidates AS (
+  SELECT id, cardinality(plant_ids) AS plants FROM webhook_batches
+   WHERE subscription_id = $1 AND (SELECT open FROM open) AND (SELECT messages FROM wanted) > 0
+   ORDER BY id LIMIT $3
+     FOR UPDATE SKIP LOCKED
+), taken AS (
+  DELETE FROM webhook_batches AS b
+   USING (SELECT id, sum(plants) OVER (ORDER BY id) - plants AS before FROM candidates) AS c
+   WHERE b.id = c.id AND c.before < (SELECT messages FROM wanted)
+  RETURNING b.id, b.plant_ids, b.created_at, b.requeued_at, c.before
+), unpacked AS (
+  INSERT INTO webhook_messages (subscription_id, plant_id, created_at, requeued_at, next_attempt_at, attempts, lease_owner)
+  SELECT $1, plant.id, t.created_at, t.requeued_at,
+         CASE WHEN leased THEN now() + $4 * interval '1 millisecond' ELSE coalesce(t.requeued_at, t.created_at) END,
+         CASE WHEN leased THEN 1 ELSE 0 END,
+         CASE WHEN leased THEN $2 END
+    FROM taken AS t
+   CROSS JOIN unnest(t.plant_ids) WITH ORDINALITY AS plant (id, position)
+   CROSS JOIN LATERAL (SELECT t.before + plant.position <= (SELECT messages FROM wanted) AS leased) AS lease
+   ORDER BY t.id, plant.position
+  RETURNING id, attempts, created_at, requeued_at, plant_id, lease_owner
+)
+SELECT m.id, m.attempts, m.created_at, m.requeued_at, p.id AS plant_id, p.name, p.tag
+  FROM (SELECT id, attempts, created_at, requeued_at, plant_id FROM claimed
+        UNION ALL
+        SELECT id, attempts, created_at, requeued_at, plant_id FROM unpacked WHERE lease_owner IS NOT NULL) AS m
+  JOIN plants AS p ON p.id = m.plant_id`;
+
+/** The pending messages of subscription `s`: the numbered ones and those still packed in their batch. */
+const PENDING_OF_S = `((SELECT count(*) FROM webhook_messages m WHERE m.subscription_id = s.id AND m.state = 'pending')
+                     + (SELECT coalesce(sum(cardinality(b.plant_ids)), 0) FROM webhook_batches b WHERE b.subscription_id = s.id))`;
 
 /** Any constant does: adds and URL changes take turns on it, so two of one URL cannot both find it free. */
 const ADD_LOCK = 8100956956760700016n;
@@ -116,7 +154,7 @@ export class PostgresWebhookStore implements WebhookStore {
         last_delivered_at: Date | null;
       }>(
         `SELECT s.id, s.url, s.description, s.created_at, s.paused_at, s.delivered, s.failed, s.last_error, s.last_error_at, s.last_delivered_at,
-                (SELECT count(*) FROM webhook_messages m WHERE m.subscription_id = s.id AND m.state = 'pending') AS pending
+                ${PENDING_OF_S} AS pending
            FROM webhook_subscriptions s WHERE s.removed_at IS NULL ORDER BY s.id`,
       );
       return rows.map((row) => ({
@@ -168,6 +206,8 @@ export class PostgresWebhookStore implements WebhookStore {
          ), requeued AS (
            UPDATE webhook_messages SET requeued_at = now()
             WHERE NOT $2 AND subscription_id IN (SELECT id FROM changed) AND state = 'pending'
+         ), requeued_batches AS (
+           UPDATE webhook_batches SET requeued_at = now() WHERE NOT $2 AND subscription_id IN (SELECT id FROM changed)
          )
          SELECT EXISTS (SELECT 1 FROM target) AS found, EXISTS (SELECT 1 FROM changed) AS changed`,
         [id, paused],
@@ -201,6 +241,8 @@ export class PostgresWebhookStore implements WebhookStore {
            UPDATE webhook_subscriptions SET removed_at = now() WHERE id = $1 AND removed_at IS NULL RETURNING id
          ), dropped AS (
            DELETE FROM webhook_messages WHERE subscription_id IN (SELECT id FROM removed) AND state = 'pending'
+         ), dropped_batches AS (
+           DELETE FROM webhook_batches WHERE subscription_id IN (SELECT id FROM removed)
          ), retired AS (
            DELETE FROM webhook_retired_secrets WHERE subscription_id IN (SELECT id FROM removed)
          )
@@ -320,13 +362,21 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async pruneMessages(before: Date): Promise<number> {
     return translateErrors(async () => {
-      const { rowCount } = await this.#pool.query(
-        `DELETE FROM webhook_messages
-          WHERE (state <> 'pending' AND finished_at < $1)
-             OR (state = 'pending' AND subscription_id IN (SELECT id FROM webhook_subscriptions WHERE removed_at IS NOT NULL))`,
+      // Messages of removed subscriptions are late ones (see migration 2), packed or not.
+      const { rows } = await this.#pool.query<{ pruned: string }>(
+        `WITH removed AS (
+           SELECT id FROM webhook_subscriptions WHERE removed_at IS NOT NULL
+         ), messages AS (
+           DELETE FROM webhook_messages
+            WHERE (state <> 'pending' AND finished_at < $1) OR (state = 'pending' AND subscription_id IN (SELECT id FROM removed))
+           RETURNING 1 AS messages
+         ), batches AS (
+           DELETE FROM webhook_batches WHERE subscription_id IN (SELECT id FROM removed) RETURNING cardinality(plant_ids) AS messages
+         )
+         SELECT (SELECT count(*) FROM messages) + (SELECT coalesce(sum(messages), 0) FROM batches) AS pruned`,
         [before],
       );
-      return rowCount ?? 0;
+      return Number(rows[0]!.pruned);
     });
   }
 
@@ -353,9 +403,10 @@ export class PostgresWebhookStore implements WebhookStore {
   async backlog(): Promise<{ subscriptionId: number; paused: boolean; pending: number; oldestCreatedAt: Date | null }[]> {
     return translateErrors(async () => {
       const { rows } = await this.#pool.query<{ subscription_id: string; paused: boolean; pending: string; oldest: Date | null }>(
-        `SELECT s.id AS subscription_id, s.paused_at IS NOT NULL AS paused, count(m.id) AS pending, min(m.created_at) AS oldest
-           FROM webhook_subscriptions s LEFT JOIN webhook_messages m ON m.subscription_id = s.id AND m.state = 'pending'
-          WHERE s.removed_at IS NULL GROUP BY s.id`,
+        `SELECT s.id AS subscription_id, s.paused_at IS NOT NULL AS paused, ${PENDING_OF_S} AS pending,
+                least((SELECT min(m.created_at) FROM webhook_messages m WHERE m.subscription_id = s.id AND m.state = 'pending'),
+                      (SELECT min(b.created_at) FROM webhook_batches b WHERE b.subscription_id = s.id)) AS oldest
+           FROM webhook_subscriptions s WHERE s.removed_at IS NULL`,
       );
       return rows.map((row) => ({ subscriptionId: Number(row.subscription_id), paused: row.paused, pending: Number(row.pending), oldestCreatedAt: row.oldest }));
     });
