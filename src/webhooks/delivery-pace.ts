@@ -28,6 +28,17 @@ export const CATCH_UP_MS = 1000;
  * while creates saturate the machine; their rate is what shows it.
  */
 const DISPLACED_SHARE = 0.7;
+/**
+ * A catch-up over which creates kept this share of their pace, and rose no
+ * more than its inverse, goes on for another CATCH_UP_MS: the loop it fills
+ * is the deliveries' own use of room the creates did not need. Ended after
+ * each CATCH_UP_MS instead, a catch-up left deliveries held back until
+ * CALM_WINDOWS windows came again, which beside creates at a fifth of the
+ * saturated rate on a slow host took seconds at a time: the backlog that
+ * saturation left waited 24 s. Under saturation a catch-up costs creates
+ * more than this, so it still ends.
+ */
+const KEPT_SHARE = 0.9;
 /** The longest wait before trying a catch-up again after catch-ups kept displacing creates; the wait doubles from CATCH_UP_MS. */
 export const MOST_CATCH_UP_WAIT_MS = 30_000;
 
@@ -45,18 +56,21 @@ export interface LoadWindow {
  * Decides, window by window, whether deliveries are held back so that creates
  * keep the process: held while creates keep the loop busy; let go when they
  * have not for CALM_WINDOWS windows in a row, for a catch-up of at least
- * CATCH_UP_MS that ends early if it slows the creates down. After each
+ * CATCH_UP_MS that ends early if it slows the creates down, and goes on
+ * while it leaves them their pace (KEPT_SHARE). After each
  * catch-up that did, the next one waits twice as long as the last, up to
  * MOST_CATCH_UP_WAIT_MS; a catch-up that did not resets the wait.
  */
 export class DeliveryPace {
   #held = false;
-  /** The catch-up under way: until when, and the creates' pace before it. */
-  #catchUp: { until: number; createsPerSecond: number } | undefined;
+  /** The catch-up under way: until when, the creates' pace before it, and the creates a second of its windows so far. */
+  #catchUp: { until: number; createsPerSecond: number; ratesSum: number; windows: number } | undefined;
   #nextCatchUpAt = 0;
   #catchUpWaitMs = CATCH_UP_MS;
   /** Windows in a row below BUSY_UTILIZATION. */
   #calmWindows = 0;
+  /** The creates a second of the last CALM_WINDOWS of them. */
+  #calmRates: number[] = [];
 
   get held(): boolean {
     return this.#held;
@@ -80,18 +94,28 @@ export class DeliveryPace {
         this.#catchUpWaitMs = Math.min(2 * this.#catchUpWaitMs, MOST_CATCH_UP_WAIT_MS);
         return true;
       }
+      this.#catchUp.ratesSum += window.createsPerSecond;
+      this.#catchUp.windows += 1;
       if (now < this.#catchUp.until) return false;
-      this.#catchUp = undefined;
+      const kept = this.#catchUp.ratesSum / this.#catchUp.windows / this.#catchUp.createsPerSecond;
       this.#catchUpWaitMs = CATCH_UP_MS;
+      if (kept >= KEPT_SHARE && kept <= 1 / KEPT_SHARE) {
+        this.#catchUp = { ...this.#catchUp, until: now + CATCH_UP_MS, ratesSum: 0, windows: 0 };
+        return false;
+      }
+      this.#catchUp = undefined;
     }
     const saturated = window.loop > BUSY_UTILIZATION;
     this.#calmWindows = saturated ? 0 : this.#calmWindows + 1;
+    if (saturated) this.#calmRates = [];
+    else if (this.#calmRates.push(window.createsPerSecond) > CALM_WINDOWS) this.#calmRates.shift();
     if (!this.#held) {
       this.#held = saturated;
     } else if (this.#calmWindows >= CALM_WINDOWS && now >= this.#nextCatchUpAt) {
-      // The pace creates keep with deliveries held back, which the catch-up must not slow down.
+      // The pace creates keep with deliveries held back (over the calm windows, as one window's is noisy), which the catch-up must not slow down.
       this.#held = false;
-      this.#catchUp = { until: now + CATCH_UP_MS, createsPerSecond: window.createsPerSecond };
+      const createsPerSecond = this.#calmRates.reduce((sum, rate) => sum + rate, 0) / this.#calmRates.length;
+      this.#catchUp = { until: now + CATCH_UP_MS, createsPerSecond, ratesSum: 0, windows: 0 };
     }
     return this.#held;
   }

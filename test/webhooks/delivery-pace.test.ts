@@ -47,10 +47,10 @@ test('let go, deliveries catch up at full pace for a second even though their ca
   assert.equal(pace.held, true);
   ({ now } = run(pace, now, CALM_WINDOWS * WINDOW_MS, { loop: 0.6, createsPerSecond: 5000 }));
   assert.equal(pace.held, false, 'let go once the loop has room');
-  // The catch-up's own work keeps the loop busy; the creates keep their pace.
-  const during = run(pace, now, CATCH_UP_MS - WINDOW_MS, { loop: 0.99, createsPerSecond: 5000 });
+  // The catch-up's own work keeps the loop busy; the creates lose 15 % of their pace, too little to cut it short.
+  const during = run(pace, now, CATCH_UP_MS - WINDOW_MS, { loop: 0.99, createsPerSecond: 4250 });
   assert.equal(during.held, false, 'still catching up');
-  assert.equal(pace.update(during.now, { loop: 0.99, creating: true, createsPerSecond: 5000 }), true, 'after the catch-up a busy loop holds deliveries back again');
+  assert.equal(pace.update(during.now, { loop: 0.99, creating: true, createsPerSecond: 4250 }), true, 'after the catch-up a busy loop holds deliveries back again');
   const next = letGoAt(pace, during.now + WINDOW_MS, 60_000, { loop: 0.6, createsPerSecond: 5000 })!;
   assert.equal(next - during.now, CALM_WINDOWS * WINDOW_MS, 'and the next catch-up waits for no more than the calm windows');
 });
@@ -91,12 +91,27 @@ test('a catch-up that slows creates down ends at once, and each one after waits 
   assert.ok(Math.max(...waits) <= MOST_CATCH_UP_WAIT_MS + WINDOW_MS, `waits ${waits.join(', ')} ms`);
 });
 
-test('a catch-up that leaves creates their pace resets the wait', () => {
+test('a catch-up that leaves creates their pace goes on while it does, and ends when they rise past it', () => {
+  const pace = new DeliveryPace();
+  let { now } = run(pace, 0, 500, { loop: 0.95, createsPerSecond: 6500 });
+  // Creates at a fifth of that; the deliveries held back leave the loop room.
+  const at = letGoAt(pace, now, 60_000, { loop: 0.7, createsPerSecond: 1300 })!;
+  // Ten seconds of catching up that fill the loop, the creates at their pace, give or take a window's noise.
+  for (now = at + WINDOW_MS; now < at + 10 * CATCH_UP_MS; now += WINDOW_MS) {
+    const createsPerSecond = (now / WINDOW_MS) % 2 === 0 ? 1200 : 1400;
+    assert.equal(pace.update(now, { loop: 0.99, creating: true, createsPerSecond }), false, `still catching up after ${now - at} ms`);
+  }
+  // Creates rise by a quarter: the catch-up ends with the second it is in, and the busy loop holds deliveries back.
+  const risen = run(pace, now, CATCH_UP_MS + WINDOW_MS, { loop: 0.99, createsPerSecond: 1625 });
+  assert.equal(risen.held, true, 'held back once creates rose');
+});
+
+test('a catch-up that slows creates down without displacing them resets the wait', () => {
   const pace = new DeliveryPace();
   const now = displacingCatchUps(pace, 4);
-  // Creates now leave room: a whole catch-up at their pace.
+  // Creates now leave room: a whole catch-up that takes 15 % of their pace, not enough to cut it short.
   const at = letGoAt(pace, now, 60_000, { loop: 0.75, createsPerSecond: 4000 })!;
-  const caughtUp = run(pace, at + WINDOW_MS, CATCH_UP_MS, { loop: 0.99, createsPerSecond: 4000 });
+  const caughtUp = run(pace, at + WINDOW_MS, CATCH_UP_MS, { loop: 0.99, createsPerSecond: 3400 });
   assert.equal(caughtUp.held, true, 'held again after the catch-up, the loop being busy');
   const next = letGoAt(pace, caughtUp.now, 60_000, { loop: 0.75, createsPerSecond: 4000 })!;
   assert.ok(next - caughtUp.now <= CALM_WINDOWS * WINDOW_MS, `let go again after ${next - caughtUp.now} ms`);
