@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import pg from 'pg';
 import { ServiceError } from '../../src/errors.js';
 import { migrate, migrations } from '../../src/store/postgres/migrations.js';
-import { INSERT_PLANTS, INSERT_PLANTS_NAME } from '../../src/store/postgres/plant-batch.js';
+import { CALL_CREATE_PLANT_BATCH, INSERT_PLANTS, INSERT_PLANTS_NAME } from '../../src/store/postgres/plant-batch.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { CLAIM_MESSAGES } from '../../src/store/postgres/webhook-store.js';
 import { addSubscription } from '../../src/webhooks/subscriptions.js';
@@ -82,6 +82,30 @@ if (!(await postgresReachable())) {
     const due = nodes.find((node) => node['Index Name'] === 'webhook_messages_due');
     assert.ok(due !== undefined, 'the claim reads the due index');
     assert.ok(due['Actual Rows'] <= 33, `the claim read ${due['Actual Rows']} due messages of 4,000 to take 32`);
+  });
+
+  test('postgres: the batch functions, called behind a pooler, write the packed messages the named statement does', async (t) => {
+    const url = await freshPostgresDatabase(t);
+    const store = await PostgresStore.open(url, { poolSize: 2 });
+    t.after(() => store.close());
+    const added = await addSubscription(store.webhooks, 'http://127.0.0.1:9/hooks', 'functions');
+    assert.ok(added.added);
+    const client = new pg.Client(url);
+    await client.connect();
+    try {
+      const batch = await client.query(CALL_CREATE_PLANT_BATCH, [['1', '2'], ['a', 'b'], [null, null]]);
+      assert.deepEqual(batch.rows, [{ plants_created: 2, messages_written: 2, created_ids: null }]);
+      // The function of migration 3, which instances of older builds call: 2 is taken, so one message.
+      const older = await client.query('SELECT id::text, messages FROM create_plants($1::bigint[], $2::text[], $3::text[])', [['3', '2'], ['c', 'b'], [null, null]]);
+      assert.deepEqual(older.rows, [{ id: '3', messages: 1 }]);
+      const written = await client.query('SELECT (SELECT count(*)::int FROM webhook_batches) AS batches, (SELECT count(*)::int FROM webhook_messages) AS messages');
+      assert.deepEqual(written.rows, [{ batches: 2, messages: 0 }], 'packed, one row a batch');
+    } finally {
+      await client.end();
+    }
+    await store.createPlants([{ id: 4n, name: 'd' }]);
+    const claimed = await store.webhooks.claimMessages({ subscriptionId: added.subscription.id, owner: 'a', limit: 10, leaseMs: 60_000 });
+    assert.deepEqual(claimed.map((message) => message.plant.id), [1n, 2n, 3n, 4n]);
   });
 
   test('postgres: migrations racing from several instances apply each step once', async (t) => {

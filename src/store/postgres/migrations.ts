@@ -56,39 +56,42 @@ function insertBatch(outbox: string): string {
           ), ${outbox}`;
 }
 
-/** The function of migration 3 (kept for instances of older builds), with `outbox` and `messages` as its messages. */
-function createPlantsFunction(outbox: string, messages: string): string {
-  return `CREATE OR REPLACE FUNCTION create_plants(ids BIGINT[], names TEXT[], tags TEXT[])
-        RETURNS TABLE (id BIGINT, messages INTEGER)
+/**
+ * A PL/pgSQL function of the batch insert, the store's statement kept in the
+ * server (see migration 3): `returns` its columns, `answer` the SELECT over
+ * `inserted` that gives them.
+ */
+function batchInsertFunction(name: string, returns: string, outbox: string, answer: string): string {
+  return `CREATE OR REPLACE FUNCTION ${name}(ids BIGINT[], names TEXT[], tags TEXT[])
+        RETURNS TABLE (${returns})
         LANGUAGE plpgsql
       AS $$
       #variable_conflict use_column
       BEGIN
         RETURN QUERY
           ${insertBatch(outbox)}
-          SELECT inserted.id, ${messages} FROM inserted;
+          ${answer};
       END
       $$;`;
 }
+
+/** The function of migration 3 (kept for instances of older builds), with `outbox` and `messages` as its messages. */
+const createPlantsFunction = (outbox: string, messages: string) =>
+  batchInsertFunction('create_plants', 'id BIGINT, messages INTEGER', outbox, `SELECT inserted.id, ${messages} FROM inserted`);
 
 /** The function of migration 4, which the store calls, with `outbox` and `messages` as its messages. */
-function createPlantBatchFunction(outbox: string, messages: string): string {
-  return `CREATE OR REPLACE FUNCTION create_plant_batch(ids BIGINT[], names TEXT[], tags TEXT[])
-        RETURNS TABLE (plants_created INTEGER, messages_written INTEGER, created_ids TEXT[])
-        LANGUAGE plpgsql
-      AS $$
-      #variable_conflict use_column
-      BEGIN
-        RETURN QUERY
-          ${insertBatch(outbox)}
-          SELECT count(*)::INTEGER,
+const createPlantBatchFunction = (outbox: string, messages: string) =>
+  batchInsertFunction(
+    'create_plant_batch',
+    'plants_created INTEGER, messages_written INTEGER, created_ids TEXT[]',
+    outbox,
+    `SELECT count(*)::INTEGER,
                  ${messages},
                  CASE WHEN count(*) < cardinality(ids) THEN array_agg(inserted.id::TEXT) END
-            FROM inserted;
-      END
-      $$;`;
-}
+            FROM inserted`,
+  );
 
+/** How many messages `OUTBOX_ROW_A_MESSAGE` wrote. */
 const ROWS_WRITTEN = '(SELECT count(*) FROM outbox)::INTEGER';
 
 /** This backend's schema changes (see `Migration`). */
