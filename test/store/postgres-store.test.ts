@@ -5,7 +5,7 @@ import { ServiceError } from '../../src/errors.js';
 import { migrate, migrations } from '../../src/store/postgres/migrations.js';
 import { CALL_CREATE_PLANT_BATCH, INSERT_PLANTS, INSERT_PLANTS_NAME } from '../../src/store/postgres/plant-batch.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { CLAIM_MESSAGES } from '../../src/store/postgres/webhook-store.js';
+import { CLAIM_MESSAGES } from '../../src/store/postgres/webhook-claim.js';
 import { addSubscription } from '../../src/webhooks/subscriptions.js';
 import { fleetSkipReason, freshPooledDatabase } from '../helpers/fleet.js';
 import { freshPostgresDatabase, POSTGRES_SKIP_REASON, postgresReachable } from '../helpers/postgres.js';

@@ -14,6 +14,7 @@ import type {
   WebhookStore,
 } from '../webhook-store.js';
 import { translateErrors } from './errors.js';
+import { CLAIM_MESSAGES } from './webhook-claim.js';
 import { listMessages, resendMessages } from './webhook-messages.js';
 
 interface SubscriptionRow {
@@ -31,60 +32,6 @@ interface SubscriptionRow {
 /** A subscription's retired secrets as one JSON column, so that the subscriptions are read in one statement. */
 const RETIRED_SECRETS = `coalesce((SELECT json_agg(json_build_array(r.secret, (extract(epoch FROM r.valid_until) * 1000)::bigint))
                                       FROM webhook_retired_secrets r WHERE r.subscription_id = s.id), '[]') AS retired_secrets`;
-
-/**
- * A claim ($1 subscription, $2 owner, $3 most messages, $4 lease in ms), in
- * one statement. First the due messages (`claimed`), in the order of the
- * index `webhook_messages_due` (subscription, due time), so it reads only the
- * rows it takes, however long the backlog: an order the index does not hold
- * (as the due time then the id once was) needs a sort of every due message,
- * 56 ms a claim behind a backlog of 170,000. Deliveries promise no order.
- *
- * Then, if fewer than $3 were due, the subscription's oldest packed batches
- * (`taken`), as many as the rest of the claim needs: each is deleted and its
- * plants written as webhook_messages rows (`unpacked`), the first ones
- * claimed and the rest of the batch pending. A batch another claim is
- * unpacking is skipped, as a message is (`SKIP LOCKED`).
- */
-export const CLAIM_MESSAGES = `WITH open AS (
-  SELECT NOT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = $1 AND paused_at IS NOT NULL) AS open
-), claimed AS (
-  UPDATE webhook_messages AS m
-     SET next_attempt_at = now() + $4 * interval '1 millisecond', lease_owner = $2, attempts = m.attempts + 1
-   WHERE m.id = ANY (ARRAY(SELECT id FROM webhook_messages
-                            WHERE subscription_id = $1 AND state = 'pending' AND next_attempt_at <= now() AND (SELECT open FROM open)
-                            ORDER BY next_attempt_at LIMIT $3
-                            FOR UPDATE SKIP LOCKED))
-  RETURNING m.id, m.attempts, m.created_at, m.requeued_at, m.plant_id
-), wanted AS (
-  SELECT $3 - (SELECT count(*) FROM claimed) AS messages
-), candidates AS (
-  SELECT id, cardinality(plant_ids) AS plants FROM webhook_batches
-   WHERE subscription_id = $1 AND (SELECT open FROM open) AND (SELECT messages FROM wanted) > 0
-   ORDER BY id LIMIT $3
-     FOR UPDATE SKIP LOCKED
-), taken AS (
-  DELETE FROM webhook_batches AS b
-   USING (SELECT id, sum(plants) OVER (ORDER BY id) - plants AS before FROM candidates) AS c
-   WHERE b.id = c.id AND c.before < (SELECT messages FROM wanted)
-  RETURNING b.id, b.plant_ids, b.created_at, b.requeued_at, c.before
-), unpacked AS (
-  INSERT INTO webhook_messages (subscription_id, plant_id, created_at, requeued_at, next_attempt_at, attempts, lease_owner)
-  SELECT $1, plant.id, t.created_at, t.requeued_at,
-         CASE WHEN leased THEN now() + $4 * interval '1 millisecond' ELSE coalesce(t.requeued_at, t.created_at) END,
-         CASE WHEN leased THEN 1 ELSE 0 END,
-         CASE WHEN leased THEN $2 END
-    FROM taken AS t
-   CROSS JOIN unnest(t.plant_ids) WITH ORDINALITY AS plant (id, position)
-   CROSS JOIN LATERAL (SELECT t.before + plant.position <= (SELECT messages FROM wanted) AS leased) AS lease
-   ORDER BY t.id, plant.position
-  RETURNING id, attempts, created_at, requeued_at, plant_id, lease_owner
-)
-SELECT m.id, m.attempts, m.created_at, m.requeued_at, p.id AS plant_id, p.name, p.tag
-  FROM (SELECT id, attempts, created_at, requeued_at, plant_id FROM claimed
-        UNION ALL
-        SELECT id, attempts, created_at, requeued_at, plant_id FROM unpacked WHERE lease_owner IS NOT NULL) AS m
-  JOIN plants AS p ON p.id = m.plant_id`;
 
 /** The pending messages of subscription `s`: the numbered ones and those still packed in their batch. */
 const PENDING_OF_S = `((SELECT count(*) FROM webhook_messages m WHERE m.subscription_id = s.id AND m.state = 'pending')
