@@ -12,7 +12,8 @@
 // measure what following a failover costs beside the same build on a single-host URL. With --webhook,
 // every build's store has one subscription, delivering to the benchmark's receiver (on the load
 // generator's core) while the load runs, as in `npm run bench -- --webhook`, and the deliveries a second
-// that arrived during the measurement are reported too. As in `npm run bench`, each measurement follows
+// that arrived during the measurement are reported too; a TARGET ending in `@unsubscribed` is that build
+// without the subscription, so that one run tells what the subscription costs. As in `npm run bench`, each measurement follows
 // 2 s of warm-up on its own connections. On PostgreSQL the database's CPU a request is reported beside the
 // server's (every `postgres` process on the machine). Stores are prepared with this checkout's migrations:
 // a build older than the schema refuses to start on them.
@@ -39,6 +40,11 @@ const { values, positionals: targets } = parseArgs({
   },
 });
 if (targets.length === 0) throw new Error('name at least one target: floor, or the folder of a build');
+const FORMS = ['multi-host', 'unsubscribed'];
+for (const target of targets) {
+  const form = target.split('@')[1];
+  if (form !== undefined && !FORMS.includes(form)) throw new Error(`${target}: a target may end in ${FORMS.map((known) => `@${known}`).join(' or ')}, not @${form}`);
+}
 const pinned = availableParallelism() >= 2;
 const taskset = (cpu: number, command: string[]) => (pinned ? ['taskset', '-c', String(cpu), ...command] : command);
 
@@ -104,7 +110,7 @@ for (let round = 1; round <= Number(values.rounds); round++) {
     const databaseUrl = form === 'multi-host' ? multiHostUrl(bench.url) : bench.url;
     const env = { ...process.env, ...build?.env, BASELINE_TOKEN: bench.token, DATABASE_URL: databaseUrl };
     let receiver: BenchReceiver | undefined;
-    if (values.webhook && build !== undefined) {
+    if (values.webhook && build !== undefined && form !== 'unsubscribed') {
       receiver = await startReceiver(pinned ? 1 : undefined);
       await receiver.useSecret(await subscribe(bench.url, receiver.url));
     }
