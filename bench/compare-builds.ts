@@ -13,8 +13,8 @@
 // every build's store has one subscription, delivering to the benchmark's receiver (on the load
 // generator's core) while the load runs, as in `npm run bench -- --webhook`, and the deliveries a second
 // that arrived during the measurement are reported too; a TARGET ending in `@unsubscribed` is that build
-// without the subscription, so that one run tells what the subscription costs. As in `npm run bench`, each measurement follows
-// 2 s of warm-up on its own connections. On PostgreSQL the database's CPU a request is reported beside the
+// without the subscription, so that one run tells what the subscription costs. As in `npm run bench`,
+// each measurement follows 2 s of warm-up on its own connections. On PostgreSQL the database's CPU a request is reported beside the
 // server's (every `postgres` process on the machine). Stores are prepared with this checkout's migrations:
 // a build older than the schema refuses to start on them.
 import { spawn } from 'node:child_process';
@@ -41,10 +41,13 @@ const { values, positionals: targets } = parseArgs({
 });
 if (targets.length === 0) throw new Error('name at least one target: floor, or the folder of a build');
 const FORMS = ['multi-host', 'unsubscribed'];
-for (const target of targets) {
-  const form = target.split('@')[1];
+/** A target's folder (or `floor`, `baseline`) and the form after its `@`, if any: a form not in FORMS is refused. */
+function parseTarget(target: string): { folder: string; form: string | undefined } {
+  const [folder, form] = target.split('@') as [string, string | undefined];
   if (form !== undefined && !FORMS.includes(form)) throw new Error(`${target}: a target may end in ${FORMS.map((known) => `@${known}`).join(' or ')}, not @${form}`);
+  return { folder, form };
 }
+targets.forEach(parseTarget);
 const pinned = availableParallelism() >= 2;
 const taskset = (cpu: number, command: string[]) => (pinned ? ['taskset', '-c', String(cpu), ...command] : command);
 
@@ -98,7 +101,7 @@ for (let round = 1; round <= Number(values.rounds); round++) {
     const bench = await freshStore(values.store as StoreKind, values['postgres-url']);
     const port = await freePort();
     // A build runs with the flags and environment of its bin/plantstore's first line, as `npm run bench` runs the service.
-    const [folder, form] = target.split('@') as [string, string | undefined];
+    const { folder, form } = parseTarget(target);
     const build = target === 'floor' || target === 'baseline' ? undefined : binLaunch(`${folder}/bin/plantstore`);
     const command =
       target === 'floor'
