@@ -6,11 +6,13 @@ import { migrate, migrations } from '../../src/store/postgres/migrations.js';
 import { CALL_CREATE_PLANT_BATCH, INSERT_PLANTS, INSERT_PLANTS_NAME } from '../../src/store/postgres/plant-batch.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { CLAIM_MESSAGES } from '../../src/store/postgres/webhook-claim.js';
+import type { ClaimedMessage } from '../../src/store/webhook-store.js';
 import { addSubscription } from '../../src/webhooks/subscriptions.js';
 import { fleetSkipReason, freshPooledDatabase } from '../helpers/fleet.js';
 import { freshPostgresDatabase, POSTGRES_SKIP_REASON, postgresReachable } from '../helpers/postgres.js';
 import { type ParsedStatement, readParses } from '../helpers/postgres-parses.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { until, within } from '../helpers/until.js';
 import { storeContract } from './store-contract.js';
 
 if (!(await postgresReachable())) {
@@ -106,6 +108,64 @@ if (!(await postgresReachable())) {
     await store.createPlants([{ id: 4n, name: 'd' }]);
     const claimed = await store.webhooks.claimMessages({ subscriptionId: added.subscription.id, owner: 'a', limit: 10, leaseMs: 60_000 });
     assert.deepEqual(claimed.map((message) => message.plant.id), [1n, 2n, 3n, 4n]);
+  });
+
+  // A removal's statement, in two steps with a pause between: the subscription, then its pending messages.
+  const removalSteps = [
+    'UPDATE webhook_subscriptions SET removed_at = now() WHERE id = $1',
+    "DELETE FROM webhook_messages WHERE subscription_id = $1 AND state = 'pending'",
+  ];
+  for (const [what, lockingMessages] of [
+    ['a settlement', (store: PostgresStore, id: number, [claimed]: ClaimedMessage[]) =>
+      store.webhooks.settleMessages('a', [{ messageId: claimed!.id, subscriptionId: id, attempt: claimed!.attempt, outcome: 'delivered', answer: 'HTTP 204' }])],
+    ['a resend of a pending message', (store: PostgresStore, id: number, [, pending]: ClaimedMessage[]) =>
+      store.webhooks.resendMessages({ subscriptionId: id, messageId: pending!.id })],
+  ] as const) {
+    test(`postgres: ${what} locks the subscription before its messages, as a removal does, so the two never deadlock`, async (t) => {
+      const url = await freshPostgresDatabase(t);
+      const store = await PostgresStore.open(url, { poolSize: 2 });
+      t.after(() => store.close());
+      const added = await addSubscription(store.webhooks, 'http://127.0.0.1:9/hooks', 'removed');
+      assert.ok(added.added);
+      const id = added.subscription.id;
+      await store.createPlants([{ id: 1n, name: 'a' }, { id: 2n, name: 'b' }]);
+      const claimed = await store.webhooks.claimMessages({ subscriptionId: id, owner: 'a', limit: 2, leaseMs: 60_000 });
+      const [removal, watcher] = [new pg.Client(url), new pg.Client(url)];
+      await Promise.all([removal.connect(), watcher.connect()]);
+      try {
+        await removal.query('BEGIN');
+        await removal.query(removalSteps[0]!, [id]);
+        let done = false;
+        const operation = lockingMessages(store, id, claimed).then(() => (done = true));
+        const waitsOnALock = async () =>
+          (await watcher.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rowCount! > 0;
+        await until(`${what} waits on the removal`, async () => done || (await waitsOnALock()));
+        // Had it locked a message before the subscription, this step would wait on it: a deadlock.
+        await within("the removal's second step", removal.query(removalSteps[1]!, [id]), 5_000);
+        await removal.query('COMMIT');
+        await within(what, operation, 5_000);
+      } finally {
+        await Promise.all([removal.end(), watcher.end()]);
+      }
+      assert.deepEqual(await store.webhooks.listMessages({ subscriptionId: id, limit: 10 }), [], 'the removal dropped every pending message');
+    });
+  }
+
+  test('postgres: a claim takes nothing for a removed subscription, not even a message written after the removal', async (t) => {
+    const url = await freshPostgresDatabase(t);
+    const store = await PostgresStore.open(url, { poolSize: 2 });
+    t.after(() => store.close());
+    const added = await addSubscription(store.webhooks, 'http://127.0.0.1:9/hooks', 'removed');
+    assert.ok(added.added);
+    const id = added.subscription.id;
+    await store.createPlants([{ id: 1n, name: 'a' }]);
+    assert.equal(await store.webhooks.removeSubscription(id), true);
+    // As a plant batch that began before the removal writes its message (the outbox has no foreign keys).
+    const client = new pg.Client(url);
+    await client.connect();
+    await client.query('INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at) VALUES ($1, 1, now(), now())', [id]).finally(() => client.end());
+    assert.deepEqual(await store.webhooks.claimMessages({ subscriptionId: id, owner: 'a', limit: 10, leaseMs: 60_000 }), []);
+    assert.equal(await store.webhooks.pruneMessages(new Date(0)), 1, 'and the next prune drops it');
   });
 
   test('postgres: migrations racing from several instances apply each step once', async (t) => {

@@ -1,4 +1,5 @@
 import type { Connections } from './primary-pool.js';
+import { subscriptionsLocked } from './subscription-lock.js';
 import type { MessageState, OutboxMessage } from '../webhook-store.js';
 
 /**
@@ -50,14 +51,16 @@ export async function listMessages(pool: Connections, { subscriptionId, state, l
 /**
  * Queues finished messages again (see `WebhookStore.resendMessages`), in one
  * statement, so one transaction: the messages, and the subscription's counts
- * less those queued. The chosen rows are locked first, so what each was is
- * read as it is updated, even beside a dispatcher settling it.
+ * less those queued. The subscription is locked first (see
+ * `subscriptionsLocked`), then the chosen rows, so what each was is read as
+ * it is updated, even beside a dispatcher settling it.
  */
 export async function resendMessages(pool: Connections, { subscriptionId, messageId }: { subscriptionId: number; messageId?: bigint }): Promise<{ queued: number; pending: number }> {
   const { rows } = await pool.query<{ queued: string; pending: string }>(
-    `WITH chosen AS (
+    `WITH ${subscriptionsLocked('$1')}, chosen AS (
        SELECT id, state FROM webhook_messages
-        WHERE subscription_id = $1 AND CASE WHEN $2::bigint IS NULL THEN state = 'failed' ELSE id = $2 END
+        WHERE subscription_id = $1 AND subscription_id = ANY ((SELECT ids FROM subscriptions_locked)::bigint[])
+          AND CASE WHEN $2::bigint IS NULL THEN state = 'failed' ELSE id = $2 END
           FOR UPDATE
      ), queued AS (
        UPDATE webhook_messages AS m

@@ -15,6 +15,7 @@ import type {
 } from '../webhook-store.js';
 import { translateErrors } from './errors.js';
 import { CLAIM_MESSAGES } from './webhook-claim.js';
+import { SETTLE_MESSAGES } from './webhook-settle.js';
 import { listMessages, resendMessages } from './webhook-messages.js';
 
 interface SubscriptionRow {
@@ -258,41 +259,8 @@ export class PostgresWebhookStore implements WebhookStore {
   async settleMessages(owner: string, settlements: readonly Settlement[]): Promise<void> {
     if (settlements.length === 0) return;
     await translateErrors(async () => {
-      // One statement for the lot: the messages, then the subscriptions' counts from the rows that really changed.
       await this.#pool.query(
-        `WITH outcome AS (
-           SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[], $6::bigint[], $7::text[], $8::text[])
-                      AS o (message_id, subscription_id, attempt, outcome, retry_in_ms, error, result)
-         ), settled AS (
-           UPDATE webhook_messages AS m
-              SET state = CASE WHEN o.outcome IN ('retry', 'released') THEN 'pending' ELSE o.outcome END,
-                  finished_at = CASE WHEN o.outcome IN ('retry', 'released') THEN NULL ELSE now() END,
-                  next_attempt_at = CASE o.outcome WHEN 'retry' THEN now() + o.retry_in_ms * interval '1 millisecond'
-                                                   WHEN 'released' THEN now() ELSE m.next_attempt_at END,
-                  attempts = CASE o.outcome WHEN 'released' THEN m.attempts - 1 ELSE m.attempts END,
-                  last_result = CASE o.outcome WHEN 'released' THEN m.last_result ELSE o.result END,
-                  lease_owner = NULL
-             FROM outcome AS o
-            WHERE m.id = o.message_id AND m.lease_owner = $1 AND m.attempts = o.attempt AND m.state = 'pending'
-           RETURNING m.subscription_id, o.outcome
-         ), counted AS (
-           SELECT subscription_id, count(*) FILTER (WHERE outcome = 'delivered') AS delivered,
-                  count(*) FILTER (WHERE outcome = 'failed') AS failed
-             FROM settled GROUP BY subscription_id
-         ), errors AS (
-           SELECT DISTINCT ON (subscription_id) subscription_id, error FROM outcome
-            WHERE error IS NOT NULL ORDER BY subscription_id
-         )
-         UPDATE webhook_subscriptions AS s
-            SET delivered = s.delivered + coalesce(c.delivered, 0),
-                failed = s.failed + coalesce(c.failed, 0),
-                last_delivered_at = CASE WHEN coalesce(c.delivered, 0) > 0 THEN now() ELSE s.last_delivered_at END,
-                last_error = coalesce(e.error, s.last_error),
-                last_error_at = CASE WHEN e.error IS NULL THEN s.last_error_at ELSE now() END
-           FROM (SELECT DISTINCT subscription_id FROM outcome) AS touched
-           LEFT JOIN counted AS c USING (subscription_id)
-           LEFT JOIN errors AS e USING (subscription_id)
-          WHERE s.id = touched.subscription_id`,
+        SETTLE_MESSAGES,
         [
           owner,
           settlements.map((s) => s.messageId.toString()),

@@ -1,0 +1,42 @@
+import { subscriptionsLocked } from './subscription-lock.js';
+
+/**
+ * The outcomes of attempts, in one statement ($1 owner, then one array per
+ * field of the settlements): the messages, then the subscriptions' counts
+ * from the rows that really changed. The subscriptions are locked before the
+ * messages (see `subscriptionsLocked`).
+ */
+export const SETTLE_MESSAGES = `WITH outcome AS (
+  SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[], $6::bigint[], $7::text[], $8::text[])
+             AS o (message_id, subscription_id, attempt, outcome, retry_in_ms, error, result)
+), ${subscriptionsLocked('SELECT subscription_id FROM outcome')}, settled AS (
+  UPDATE webhook_messages AS m
+     SET state = CASE WHEN o.outcome IN ('retry', 'released') THEN 'pending' ELSE o.outcome END,
+         finished_at = CASE WHEN o.outcome IN ('retry', 'released') THEN NULL ELSE now() END,
+         next_attempt_at = CASE o.outcome WHEN 'retry' THEN now() + o.retry_in_ms * interval '1 millisecond'
+                                          WHEN 'released' THEN now() ELSE m.next_attempt_at END,
+         attempts = CASE o.outcome WHEN 'released' THEN m.attempts - 1 ELSE m.attempts END,
+         last_result = CASE o.outcome WHEN 'released' THEN m.last_result ELSE o.result END,
+         lease_owner = NULL
+    FROM outcome AS o
+   WHERE m.id = o.message_id AND m.lease_owner = $1 AND m.attempts = o.attempt AND m.state = 'pending'
+     AND m.subscription_id = ANY ((SELECT ids FROM subscriptions_locked)::bigint[])
+  RETURNING m.subscription_id, o.outcome
+), counted AS (
+  SELECT subscription_id, count(*) FILTER (WHERE outcome = 'delivered') AS delivered,
+         count(*) FILTER (WHERE outcome = 'failed') AS failed
+    FROM settled GROUP BY subscription_id
+), errors AS (
+  SELECT DISTINCT ON (subscription_id) subscription_id, error FROM outcome
+   WHERE error IS NOT NULL ORDER BY subscription_id
+)
+UPDATE webhook_subscriptions AS s
+   SET delivered = s.delivered + coalesce(c.delivered, 0),
+       failed = s.failed + coalesce(c.failed, 0),
+       last_delivered_at = CASE WHEN coalesce(c.delivered, 0) > 0 THEN now() ELSE s.last_delivered_at END,
+       last_error = coalesce(e.error, s.last_error),
+       last_error_at = CASE WHEN e.error IS NULL THEN s.last_error_at ELSE now() END
+  FROM (SELECT DISTINCT subscription_id FROM outcome) AS touched
+  LEFT JOIN counted AS c USING (subscription_id)
+  LEFT JOIN errors AS e USING (subscription_id)
+ WHERE s.id = touched.subscription_id`;
