@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import pg from 'pg';
 import { ServiceError } from '../../src/errors.js';
 import { migrate, migrations } from '../../src/store/postgres/migrations.js';
@@ -122,12 +122,7 @@ if (!(await postgresReachable())) {
       store.webhooks.resendMessages({ subscriptionId: id, messageId: pending!.id })],
   ] as const) {
     test(`postgres: ${what} locks the subscription before its messages, as a removal does, so the two never deadlock`, async (t) => {
-      const url = await freshPostgresDatabase(t);
-      const store = await PostgresStore.open(url, { poolSize: 2 });
-      t.after(() => store.close());
-      const added = await addSubscription(store.webhooks, 'http://127.0.0.1:9/hooks', 'removed');
-      assert.ok(added.added);
-      const id = added.subscription.id;
+      const { url, store, id } = await storeWithASubscription(t);
       await store.createPlants([{ id: 1n, name: 'a' }, { id: 2n, name: 'b' }]);
       const claimed = await store.webhooks.claimMessages({ subscriptionId: id, owner: 'a', limit: 2, leaseMs: 60_000 });
       const [removal, watcher] = [new pg.Client(url), new pg.Client(url)];
@@ -152,12 +147,7 @@ if (!(await postgresReachable())) {
   }
 
   test('postgres: a claim takes nothing for a removed subscription, not even a message written after the removal', async (t) => {
-    const url = await freshPostgresDatabase(t);
-    const store = await PostgresStore.open(url, { poolSize: 2 });
-    t.after(() => store.close());
-    const added = await addSubscription(store.webhooks, 'http://127.0.0.1:9/hooks', 'removed');
-    assert.ok(added.added);
-    const id = added.subscription.id;
+    const { url, store, id } = await storeWithASubscription(t);
     await store.createPlants([{ id: 1n, name: 'a' }]);
     assert.equal(await store.webhooks.removeSubscription(id), true);
     // As a plant batch that began before the removal writes its message (the outbox has no foreign keys).
@@ -250,6 +240,16 @@ if (!(await postgresReachable())) {
       assert.deepEqual(await stores[1]!.createPlants([{ id: 1n, name: 'plant 1' }]), [{ outcome: 'replayed' }]);
     },
   );
+}
+
+/** A store on a new database, with one subscription. */
+async function storeWithASubscription(t: TestContext): Promise<{ url: string; store: PostgresStore; id: number }> {
+  const url = await freshPostgresDatabase(t);
+  const store = await PostgresStore.open(url, { poolSize: 2 });
+  t.after(() => store.close());
+  const added = await addSubscription(store.webhooks, 'http://127.0.0.1:9/hooks', 'subscribed');
+  assert.ok(added.added);
+  return { url, store, id: added.subscription.id };
 }
 
 interface PlanNode {

@@ -1,9 +1,9 @@
 /**
  * The one lock order of the outbox: a subscription's row, then its messages
- * and batches. A removal, a resume and a rotation lock the subscription with
- * their first step, and then wait for its messages; a statement that locked a
- * message first and the subscription after (as a settlement's counts once did)
- * would deadlock against them.
+ * and batches. A removal and a resume lock the subscription with their first
+ * step, then its messages; a statement that locked a message first and the
+ * subscription after (as a settlement's counts once did) would deadlock
+ * against them. A claim waits on no lock (`SKIP LOCKED`).
  *
  * In one statement the order holds through this CTE, `subscriptions_locked`:
  * the rows of the subscriptions `ids` selects, locked in id order (so that two
