@@ -14,9 +14,9 @@
 // generator's core) while the load runs, as in `npm run bench -- --webhook`, and the deliveries a second
 // that arrived during the measurement are reported too; a TARGET ending in `@unsubscribed` is that build
 // without the subscription, so that one run tells what the subscription costs. As in `npm run bench`,
-// each measurement follows 2 s of warm-up on its own connections. On PostgreSQL the database's CPU a request is reported beside the
-// server's (every `postgres` process on the machine). Stores are prepared with this checkout's migrations:
-// a build older than the schema refuses to start on them.
+// each measurement follows 2 s of warm-up on its own connections. On PostgreSQL the database's CPU a
+// request is reported beside the server's (every `postgres` process on the machine). Stores are prepared
+// with this checkout's migrations: a build older than the schema refuses to start on them.
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';

@@ -46,18 +46,14 @@ if (!(await postgresReachable())) {
   });
 
   test('postgres: a claim reads only the messages it takes, however long the backlog', async (t) => {
-    const url = await freshPostgresDatabase(t);
-    const store = await PostgresStore.open(url, { poolSize: 2 });
-    t.after(() => store.close());
-    const added = await addSubscription(store.webhooks, 'http://127.0.0.1:9/hooks', 'backlog');
-    assert.ok(added.added);
+    const { url, store, id } = await storeWithASubscription(t);
     // Batches as creates write them: many messages share their batch's due time. No ANALYZE runs,
     // as none has on a table that grew this fast in production.
     for (let batch = 0; batch < 40; batch++) {
       await store.createPlants(Array.from({ length: 100 }, (_, i) => ({ id: BigInt(batch * 100 + i + 1), name: 'backlog' })));
     }
     // Unpacked into 4,000 messages, every one due again at once, as retries would be.
-    const unpacked = await store.webhooks.claimMessages({ subscriptionId: added.subscription.id, owner: 'unpack', limit: 4_000, leaseMs: 0 });
+    const unpacked = await store.webhooks.claimMessages({ subscriptionId: id, owner: 'unpack', limit: 4_000, leaseMs: 0 });
     assert.equal(unpacked.length, 4_000);
     const client = new pg.Client(url);
     await client.connect();
@@ -66,7 +62,7 @@ if (!(await postgresReachable())) {
       // EXPLAIN ANALYZE runs the claim: rolled back, it claims nothing.
       await client.query('BEGIN');
       const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM_MESSAGES}`, [
-        added.subscription.id,
+        id,
         'explain',
         32,
         60_000,
@@ -87,11 +83,7 @@ if (!(await postgresReachable())) {
   });
 
   test('postgres: the batch functions, called behind a pooler, write the packed messages the named statement does', async (t) => {
-    const url = await freshPostgresDatabase(t);
-    const store = await PostgresStore.open(url, { poolSize: 2 });
-    t.after(() => store.close());
-    const added = await addSubscription(store.webhooks, 'http://127.0.0.1:9/hooks', 'functions');
-    assert.ok(added.added);
+    const { url, store, id } = await storeWithASubscription(t);
     const client = new pg.Client(url);
     await client.connect();
     try {
@@ -106,7 +98,7 @@ if (!(await postgresReachable())) {
       await client.end();
     }
     await store.createPlants([{ id: 4n, name: 'd' }]);
-    const claimed = await store.webhooks.claimMessages({ subscriptionId: added.subscription.id, owner: 'a', limit: 10, leaseMs: 60_000 });
+    const claimed = await store.webhooks.claimMessages({ subscriptionId: id, owner: 'a', limit: 10, leaseMs: 60_000 });
     assert.deepEqual(claimed.map((message) => message.plant.id), [1n, 2n, 3n, 4n]);
   });
 
