@@ -27,8 +27,8 @@ import { requireOrSkip } from './require-or-skip.js';
 import { within } from './until.js';
 
 /**
- * A pg_auto_failover formation on this machine: a monitor and two data nodes
- * (`node1`, `node2`) on loopback ports, each `pg_autoctl run` a process group
+ * A pg_auto_failover formation on this machine: a monitor and two or three
+ * data nodes (`node1`, `node2`, `node3`) on loopback ports, each `pg_autoctl run` a process group
  * of its own, run as postgres, with trust authentication and self-signed TLS.
  * The monitor decides failovers; the tests kill nodes and watch it do so.
  *
@@ -101,8 +101,8 @@ export interface AutoFailoverFormation {
   /** postgres://autoctl_node@127.0.0.1:PORT/pg_auto_failover?sslmode=require */
   readonly monitorUrl: string;
   readonly nodes: readonly FormationNode[];
-  /** How long each step of the start took, in ms: monitor, node1 (to single), node2 (to secondary). */
-  readonly startup: { monitor: number; node1: number; node2: number };
+  /** How long each step of the start took, in ms: monitor, node1 (to single), the standbys (to secondary). */
+  readonly startup: { monitor: number; node1: number; standbys: number };
   node(name: string): FormationNode;
   /** The monitor's view of the nodes, in node id order. */
   states(): Promise<NodeState[]>;
@@ -110,7 +110,7 @@ export interface AutoFailoverFormation {
   currentPrimary(): Promise<string | undefined>;
   /** Resolves the primary's name once `predicate` holds for it; rejects after `timeoutMs`. */
   waitForPrimary(predicate: (name: string) => boolean, timeoutMs: number): Promise<string>;
-  /** Resolves once one node is primary and the other secondary, both as reported and assigned. */
+  /** Resolves once one node is primary and the others secondary, both as reported and assigned. */
   waitUntilSettled(timeoutMs: number): Promise<void>;
   /** SIGKILL to the node's pg_autoctl (which would otherwise restart Postgres) and to every process of its Postgres at once. */
   killNode(name: string): Promise<void>;
@@ -152,13 +152,24 @@ interface NodeDirs {
 
 /**
  * Starts the formation: monitor, then node1 (which becomes the primary),
- * then node2 (a base backup of node1, its standby); resolves once node1 is
- * primary and node2 secondary. Everything is killed and removed after the
+ * then the standbys (base backups of node1); resolves once node1 is primary
+ * and the standbys secondary.
+ *
+ * With one standby (the default), pg_auto_failover keeps writes available
+ * over durable: while it holds the standby unhealthy, the primary commits
+ * alone (`wait_primary`), and a switchover can then promote a standby that
+ * lacks acknowledged commits. With two, the formation is set to
+ * `number-sync-standbys 1`: every commit waits for a standby's flush (or
+ * blocks), and a failover promotes the standby furthest ahead. The tests of
+ * the 200 promise use two. Everything is killed and removed after the
  * test. Resolves undefined, after skipping the test with one line, when
  * pg_autoctl or PostgreSQL's programs are not installed (under CI=true or
  * PLANTSTORE_TEST_POSTGRES=require that fails the test instead).
  */
-export async function startAutoFailoverFormation(t: TestContext, options: { startTimeoutMs?: number } = {}): Promise<AutoFailoverFormation | undefined> {
+export async function startAutoFailoverFormation(
+  t: TestContext,
+  options: { startTimeoutMs?: number; standbys?: 1 | 2 } = {},
+): Promise<AutoFailoverFormation | undefined> {
   const missing = postgresServerMissing() ?? autoFailoverMissing();
   if (!requireOrSkip(t, missing ?? '', missing === undefined)) return undefined;
   const timeoutMs = options.startTimeoutMs ?? 90_000;
@@ -176,10 +187,8 @@ export async function startAutoFailoverFormation(t: TestContext, options: { star
     };
   };
   const monitor = dirs('monitor');
-  const nodeDirs = new Map([
-    ['node1', dirs('node1')],
-    ['node2', dirs('node2')],
-  ]);
+  const standbys = Array.from({ length: options.standbys ?? 1 }, (_, index) => `node${index + 2}`);
+  const nodeDirs = new Map(['node1', ...standbys].map((name) => [name, dirs(name)]));
   for (const { home } of [monitor, ...nodeDirs.values()]) mkdirSync(home);
   chownToPostgres(root);
   const keepers = new Map<string, ChildProcess>();
@@ -217,8 +226,8 @@ export async function startAutoFailoverFormation(t: TestContext, options: { star
 
   // The data dirs of the monitor and node1 are made here rather than by pg_autoctl, to set beforehand what
   // must hold from the first start: Unix sockets in the temp dir (not /var/run/postgresql) and shared memory in
-  // the data dir (not /dev/shm), so that a killed node leaves nothing outside the temp dir. node2, a base backup
-  // of node1, inherits its postgresql.conf. Lines after pg_autoctl's include win over it.
+  // the data dir (not /dev/shm), so that a killed node leaves nothing outside the temp dir. A standby, a base
+  // backup of node1, inherits its postgresql.conf. Lines after pg_autoctl's include win over it.
   const common = {
     unix_socket_directories: `'${sockets}'`,
     dynamic_shared_memory_type: 'mmap',
@@ -252,7 +261,7 @@ export async function startAutoFailoverFormation(t: TestContext, options: { star
     monitor,
     pollUntil('the monitor answers', async () => (await queryOnce(monitorConnection, 'SELECT 1', [], 2_000)).length, timeoutMs),
   );
-  const startup = { monitor: step(), node1: 0, node2: 0 };
+  const startup = { monitor: step(), node1: 0, standbys: 0 };
 
   const states = async (): Promise<NodeState[]> =>
     queryOnce<NodeState>(
@@ -303,9 +312,32 @@ export async function startAutoFailoverFormation(t: TestContext, options: { star
   await createNode('node1');
   await withLog(nodeDirs.get('node1')!, waitForStates('node1 is single', { node1: 'single' }, timeoutMs));
   startup.node1 = step();
-  await createNode('node2');
-  await withLog(nodeDirs.get('node2')!, waitForStates('node1 is primary and node2 secondary', { node1: 'primary', node2: 'secondary' }, timeoutMs));
-  startup.node2 = step();
+  const settledAs = { node1: 'primary', ...Object.fromEntries(standbys.map((name) => [name, 'secondary'])) };
+  for (const name of standbys) {
+    await createNode(name);
+    const expected = Object.fromEntries(Object.entries(settledAs).filter(([node]) => node <= name));
+    await withLog(nodeDirs.get(name)!, waitForStates(`${name} is secondary`, expected, timeoutMs));
+  }
+  if (standbys.length > 1) {
+    const node1 = nodeDirs.get('node1')!;
+    await withLog(node1, autoctl(node1, ['set', 'formation', 'number-sync-standbys', '1', '--pgdata', node1.pgdata], 30_000));
+    const node1Connection = { host: '127.0.0.1', port: ports.get('node1')!, user: 'postgres', database: DATABASE };
+    // pg_auto_failover names its standbys pgautofailover_standby_<node id>: the monitor's is 0, node1's 1.
+    const quorum = `ANY 1 (${standbys.map((_, index) => `pgautofailover_standby_${index + 2}`).join(', ')})`;
+    await withLog(
+      node1,
+      pollUntil(
+        `node1 commits wait for ${quorum}`,
+        async () => {
+          const [row] = await queryOnce<{ names: string }>(node1Connection, "SELECT current_setting('synchronous_standby_names') AS names", [], 2_000);
+          return row?.names === quorum ? true : undefined;
+        },
+        timeoutMs,
+      ),
+    );
+    await withLog(node1, waitForStates('node1 is primary again', settledAs, timeoutMs));
+  }
+  startup.standbys = step();
 
   const { stdout } = await autoctl(monitor, ['show', 'uri', '--formation', 'default', '--monitor', monitorUrl], 30_000);
   const url = stdout.trim();
@@ -352,11 +384,11 @@ export async function startAutoFailoverFormation(t: TestContext, options: { star
     waitForPrimary,
     waitUntilSettled: async (timeout) => {
       await pollUntil(
-        'one node is primary and the other secondary',
+        'one node is primary and the others secondary',
         async () => {
           const now = await states();
-          const settled = (state: string) => now.filter((n) => n.reportedState === state && n.goalState === state).length === 1;
-          return settled('primary') && settled('secondary') ? true : undefined;
+          const settled = (state: string) => now.filter((n) => n.reportedState === state && n.goalState === state).length;
+          return settled('primary') === 1 && settled('secondary') === now.length - 1 ? true : undefined;
         },
         timeout,
       );
