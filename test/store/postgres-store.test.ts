@@ -3,7 +3,8 @@ import { type TestContext, test } from 'node:test';
 import pg from 'pg';
 import { ServiceError } from '../../src/errors.js';
 import { migrate, migrations } from '../../src/store/postgres/migrations.js';
-import { CALL_CREATE_PLANT_BATCH, INSERT_PLANTS, INSERT_PLANTS_NAME } from '../../src/store/postgres/plant-batch.js';
+import { CALL_CREATE_PLANT_BATCH, INSERT_PLANTS_STATEMENT } from '../../src/store/postgres/plant-batch.js';
+import { ACTIVE_SUBSCRIPTIONS_STATEMENT, CLAIM_STATEMENT, SETTLE_STATEMENT } from '../../src/store/postgres/webhook-store.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { CLAIM_MESSAGES } from '../../src/store/postgres/webhook-claim.js';
 import type { ClaimedMessage } from '../../src/store/webhook-store.js';
@@ -57,29 +58,13 @@ if (!(await postgresReachable())) {
     assert.equal(unpacked.length, 4_000);
     const client = new pg.Client(url);
     await client.connect();
-    let plan: PlanNode;
     try {
-      // EXPLAIN ANALYZE runs the claim: rolled back, it claims nothing.
-      await client.query('BEGIN');
-      const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${CLAIM_MESSAGES}`, [
-        id,
-        'explain',
-        32,
-        60_000,
-      ]);
-      plan = rows[0]!['QUERY PLAN'][0].Plan;
-      await client.query('ROLLBACK');
+      // The claim goes as a named statement, planned for its values five times, then generic.
+      await client.query(`PREPARE claim AS ${CLAIM_MESSAGES}`);
+      for (const mode of ['force_custom_plan', 'force_generic_plan']) await assertReadsOnlyWhatItTakes(client, id, mode);
     } finally {
       await client.end();
     }
-    const nodes = planNodes(plan);
-    // A sort of the due messages would read all 4,000 to take 32; what the claim sorts, it has already taken.
-    const sorted = nodes.filter((node) => /Sort/.test(node['Node Type'])).flatMap((node) => node.Plans ?? []);
-    const mostSorted = Math.max(0, ...sorted.map((node) => node['Actual Rows']));
-    assert.ok(mostSorted <= 32, `the claim sorted ${mostSorted} rows to take 32`);
-    const due = nodes.find((node) => node['Index Name'] === 'webhook_messages_due');
-    assert.ok(due !== undefined, 'the claim reads the due index');
-    assert.ok(due['Actual Rows'] <= 33, `the claim read ${due['Actual Rows']} due messages of 4,000 to take 32`);
   });
 
   test('postgres: the batch functions, called behind a pooler, write the packed messages the named statement does', async (t) => {
@@ -182,7 +167,7 @@ if (!(await postgresReachable())) {
     await assert.rejects(store.ping(), (error: unknown) => error instanceof ServiceError && error.code === 'STORE_UNAVAILABLE');
   });
 
-  test('postgres: the batch statement is parsed once a connection, as a named statement', async (t) => {
+  test('postgres: the batch, the subscriptions read, the claim and the settlement are parsed once a connection, as named statements', async (t) => {
     const direct = new URL(await freshPostgresDatabase(t));
     const parses: ParsedStatement[] = [];
     const proxy = await TcpProxy.start(t, { host: direct.hostname, port: Number(direct.port || 5432) }, () => readParses(parses));
@@ -190,16 +175,31 @@ if (!(await postgresReachable())) {
     throughProxy.port = String(proxy.port);
     const store = await PostgresStore.open(throughProxy.toString(), { poolSize: 1 });
     try {
-      for (let id = 1n; id <= 5n; id++) assert.deepEqual(await store.createPlants([{ id, name: `plant ${id}` }]), [{ outcome: 'created' }]);
+      const added = await addSubscription(store.webhooks, 'http://127.0.0.1:9/hooks', 'subscribed');
+      assert.ok(added.added);
+      const subscriptionId = added.subscription.id;
+      for (let id = 1n; id <= 5n; id++) {
+        assert.deepEqual(await store.createPlants([{ id, name: `plant ${id}` }]), [{ outcome: 'created' }]);
+        assert.deepEqual((await store.webhooks.activeSubscriptions()).map((subscription) => subscription.id), [subscriptionId]);
+        const [claimed] = await store.webhooks.claimMessages({ subscriptionId, owner: 'a', limit: 1, leaseMs: 60_000 });
+        assert.equal(claimed?.plant.id, id);
+        await store.webhooks.settleMessages('a', [{ messageId: claimed!.id, subscriptionId, attempt: claimed!.attempt, outcome: 'delivered', answer: 'HTTP 204' }]);
+      }
       assert.equal(await store.countPlants(), 5n);
+      assert.equal((await store.webhooks.listSubscriptions())[0]!.delivered, 5);
       assert.equal(store.preparedStatements, true);
     } finally {
       await store.close();
     }
-    const batchParses = parses.filter(({ text }) => text === INSERT_PLANTS);
-    assert.equal(batchParses.length, 1, 'five batches on one connection, parsed once');
-    assert.equal(batchParses[0]!.name, INSERT_PLANTS_NAME);
-    assert.match(INSERT_PLANTS_NAME, /^plantstore_insert_plants_[0-9a-f]{16}$/);
+    const named = [INSERT_PLANTS_STATEMENT, ACTIVE_SUBSCRIPTIONS_STATEMENT, CLAIM_STATEMENT, SETTLE_STATEMENT];
+    for (const statement of named) {
+      assert.match(statement.name, /^plantstore_[a-z_]+_[0-9a-f]{16}$/);
+      assert.deepEqual(
+        parses.filter(({ text }) => text === statement.text).map(({ name }) => name),
+        [statement.name],
+        `${statement.name}: five calls on one connection, parsed once, named`,
+      );
+    }
   });
 
   const pgBouncerSkip = await fleetSkipReason();
@@ -247,10 +247,33 @@ async function storeWithASubscription(t: TestContext): Promise<{ url: string; st
 interface PlanNode {
   'Node Type': string;
   'Index Name'?: string;
+  'Index Cond'?: string;
   'Actual Rows': number;
   Plans?: PlanNode[];
 }
 
 function planNodes(node: PlanNode): PlanNode[] {
   return [node, ...(node.Plans ?? []).flatMap(planNodes)];
+}
+
+/** EXPLAINs the prepared `claim` under plan_cache_mode `mode` and asserts that it reads only the 32 due messages it takes. */
+async function assertReadsOnlyWhatItTakes(client: pg.Client, id: number, mode: string): Promise<void> {
+  // EXPLAIN ANALYZE runs the claim: rolled back, it claims nothing.
+  await client.query('BEGIN');
+  await client.query(`SET LOCAL plan_cache_mode = ${mode}`);
+  const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+    `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE claim (${id}, 'explain', 32, 60000)`,
+  );
+  await client.query('ROLLBACK');
+  const plan = rows[0]!['QUERY PLAN'][0].Plan;
+  const nodes = planNodes(plan);
+  // A sort of the due messages would read all 4,000 to take 32; what the claim sorts, it has already taken.
+  const sorted = nodes.filter((node) => /Sort/.test(node['Node Type'])).flatMap((node) => node.Plans ?? []);
+  const mostSorted = Math.max(0, ...sorted.map((node) => node['Actual Rows']));
+  assert.ok(mostSorted <= 32, `${mode}: the claim sorted ${mostSorted} rows to take 32`);
+  const due = nodes.find((node) => node['Index Name'] === 'webhook_messages_due');
+  assert.ok(due !== undefined, `${mode}: the claim reads the due index`);
+  // A generic plan looks for the subscription named by the parameter, a custom one for its value.
+  assert.equal(due['Index Cond']?.includes('subscription_id = $1'), mode === 'force_generic_plan', `${mode}: ${due['Index Cond']}`);
+  assert.ok(due['Actual Rows'] <= 33, `${mode}: the claim read ${due['Actual Rows']} due messages of 4,000 to take 32`);
 }

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { Connections } from './primary-pool.js';
+import { preparedStatement, type PreparedStatements } from './prepared-statements.js';
 import type { NewPlant } from '../../plants/plant.js';
 import { CREATED, type CreatePlantResult, outcomeAgainst, plantFromRow } from '../store.js';
 import { MESSAGES_WRITTEN, OUTBOX_OF_INSERTED } from './migrations.js';
@@ -53,13 +53,8 @@ SELECT count(*)::INTEGER AS plants_created,
   FROM inserted`;
 }
 
-/**
- * `INSERT_PLANTS` as a named prepared statement, parsed and planned once a
- * connection rather than once a batch. The name carries a hash of the text:
- * behind a pooler that lends server connections to any client, a statement
- * found under this name is this text, whichever version prepared it.
- */
-export const INSERT_PLANTS_NAME = `plantstore_insert_plants_${createHash('sha256').update(INSERT_PLANTS).digest('hex').slice(0, 16)}`;
+/** `INSERT_PLANTS` as a named prepared statement (see `PreparedStatements`). */
+export const INSERT_PLANTS_STATEMENT = preparedStatement('insert_plants', INSERT_PLANTS);
 
 /**
  * The same batch as a call to the function of migration 4, for connections
@@ -72,9 +67,6 @@ export const CALL_CREATE_PLANT_BATCH = 'SELECT plants_created, messages_written,
 /** A batch statement's parameters: the ids (as text), names and tags of the first plant of each id. */
 type BatchValues = [string[], string[], (string | null)[]];
 
-/** What the server answers when a named statement is not on the connection (26000) or is there already (42P05). */
-const PREPARED_STATEMENT_LOST = new Set(['26000', '42P05']);
-
 /**
  * The write of a batch of plants through the pool: one statement, so one
  * transaction, with the outcome of each plant as if they had been created one
@@ -85,26 +77,22 @@ const PREPARED_STATEMENT_LOST = new Set(['26000', '42P05']);
  */
 export class PostgresPlantBatch {
   readonly #pool: Connections;
+  readonly #prepared: PreparedStatements;
   readonly #onMessages: () => void;
-  #prepared = true;
 
-  constructor(pool: Connections, onMessages: () => void) {
+  constructor(pool: Connections, prepared: PreparedStatements, onMessages: () => void) {
     this.#pool = pool;
+    this.#prepared = prepared;
     this.#onMessages = onMessages;
   }
 
   /**
-   * Whether batches go as a named prepared statement. They do until the
-   * connections show that they do not keep one: a pooler in transaction mode
-   * (PgBouncer before 1.21, or without `max_prepared_statements`) hands each
-   * transaction whichever server connection is free.
+   * Named while the connections keep statements; then as the call to the
+   * schema's function, whose statement the server plans once per server
+   * connection.
    */
-  get preparedStatements(): boolean {
-    return this.#prepared;
-  }
-
   write(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
-    return this.#write(plants, (values) => this.#insert(values));
+    return this.#write(plants, async (values) => (await this.#prepared.query<BatchOutcome>(INSERT_PLANTS_STATEMENT, values, CALL_CREATE_PLANT_BATCH)).rows[0]!);
   }
 
   /**
@@ -138,24 +126,6 @@ export class PostgresPlantBatch {
       if (isCreated(plant, position)) return CREATED;
       return outcomeAgainst(holders.get(plant.id)!, plant);
     });
-  }
-
-  async #insert(values: BatchValues): Promise<BatchOutcome> {
-    if (this.#prepared) {
-      try {
-        const { rows } = await this.#pool.query<BatchOutcome>({ name: INSERT_PLANTS_NAME, text: INSERT_PLANTS, values });
-        return rows[0]!;
-      } catch (error) {
-        if (!PREPARED_STATEMENT_LOST.has((error as { code?: string }).code ?? '')) throw error;
-        // A statement prepared on one server connection is missing on the next one, or another
-        // client prepared it there first. Either way the server refused it before running it, so
-        // nothing of the batch was written: it is sent again, as every later batch is, as the call
-        // to the schema's function, whose statement the server plans once per server connection.
-        this.#prepared = false;
-      }
-    }
-    const { rows } = await this.#pool.query<BatchOutcome>(CALL_CREATE_PLANT_BATCH, values);
-    return rows[0]!;
   }
 
   async #plantsById(ids: readonly bigint[]): Promise<Map<bigint, NewPlant>> {

@@ -16,6 +16,7 @@ import { translateErrors } from './errors.js';
 import { migrate, migrations, NO_SCHEMA, schemaVersion } from './migrations.js';
 import { type PlantRow, PostgresPlantBatch, toNewPlant } from './plant-batch.js';
 import { PrimaryPool } from './primary-pool.js';
+import { PreparedStatements } from './prepared-statements.js';
 import { PostgresWebhookStore } from './webhook-store.js';
 
 interface TokenRow {
@@ -61,14 +62,16 @@ const NO_SUCH_DATABASE = '3D000';
 export class PostgresStore implements Store {
   readonly #pool: PrimaryPool;
   readonly writeConcurrency: number;
+  readonly #prepared: PreparedStatements;
   readonly #plantBatch: PostgresPlantBatch;
   readonly webhooks: WebhookStore;
 
   private constructor(pool: PrimaryPool, poolSize: number) {
     this.#pool = pool;
-    const webhooks = new PostgresWebhookStore(pool);
+    this.#prepared = new PreparedStatements(pool);
+    const webhooks = new PostgresWebhookStore(pool, this.#prepared);
     this.webhooks = webhooks;
-    this.#plantBatch = new PostgresPlantBatch(pool, () => webhooks.messagesWritten());
+    this.#plantBatch = new PostgresPlantBatch(pool, this.#prepared, () => webhooks.messagesWritten());
     // Leave a connection for token lookups and readiness while batches are written.
     this.writeConcurrency = Math.max(1, poolSize - 1);
   }
@@ -113,9 +116,9 @@ export class PostgresStore implements Store {
     return translateErrors(() => this.#plantBatch.restore(plants));
   }
 
-  /** Whether batches go as a named prepared statement (see `PostgresPlantBatch`). */
+  /** Whether the frequent statements go as named prepared statements (see `PreparedStatements`). */
   get preparedStatements(): boolean {
-    return this.#plantBatch.preparedStatements;
+    return this.#prepared.kept;
   }
 
   async listPlants({ after, limit }: { after?: bigint; limit: number }): Promise<NewPlant[]> {

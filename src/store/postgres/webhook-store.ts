@@ -14,6 +14,7 @@ import type {
   WebhookStore,
 } from '../webhook-store.js';
 import { translateErrors } from './errors.js';
+import { preparedStatement, type PreparedStatements } from './prepared-statements.js';
 import { CLAIM_MESSAGES } from './webhook-claim.js';
 import { SETTLE_MESSAGES } from './webhook-settle.js';
 import { listMessages, resendMessages } from './webhook-messages.js';
@@ -38,6 +39,20 @@ const RETIRED_SECRETS = `coalesce((SELECT json_agg(json_build_array(r.secret, (e
 const PENDING_OF_S = `((SELECT count(*) FROM webhook_messages m WHERE m.subscription_id = s.id AND m.state = 'pending')
                      + (SELECT coalesce(sum(cardinality(b.plant_ids)), 0) FROM webhook_batches b WHERE b.subscription_id = s.id))`;
 
+/**
+ * What the dispatcher reads every turn, claims and settles, as named
+ * statements. The subscriptions' columns are named rather than `s.*`: a
+ * prepared statement whose result type changes (a column added by a newer
+ * version's migration) fails until its connection ends.
+ */
+export const ACTIVE_SUBSCRIPTIONS_STATEMENT = preparedStatement(
+  'active_subscriptions',
+  `SELECT s.id, s.url, s.description, s.secret, s.key, s.created_at, s.paused_at, ${RETIRED_SECRETS}
+     FROM webhook_subscriptions s WHERE s.removed_at IS NULL ORDER BY s.id`,
+);
+export const CLAIM_STATEMENT = preparedStatement('claim_messages', CLAIM_MESSAGES);
+export const SETTLE_STATEMENT = preparedStatement('settle_messages', SETTLE_MESSAGES);
+
 /** Any constant does: adds and URL changes take turns on it, so two of one URL cannot both find it free. */
 const ADD_LOCK = 8100956956760700016n;
 
@@ -52,10 +67,12 @@ const ADD_LOCK = 8100956956760700016n;
  */
 export class PostgresWebhookStore implements WebhookStore {
   readonly #pool: Connections;
+  readonly #prepared: PreparedStatements;
   readonly #listeners: (() => void)[] = [];
 
-  constructor(pool: Connections) {
+  constructor(pool: Connections, prepared: PreparedStatements) {
     this.#pool = pool;
+    this.#prepared = prepared;
   }
 
   /** Called by the plant batch after a commit that wrote messages. */
@@ -174,9 +191,7 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async activeSubscriptions(): Promise<Subscription[]> {
     return translateErrors(async () => {
-      const { rows } = await this.#pool.query<SubscriptionRow>(
-        `SELECT s.*, ${RETIRED_SECRETS} FROM webhook_subscriptions s WHERE s.removed_at IS NULL ORDER BY s.id`,
-      );
+      const { rows } = await this.#prepared.query<SubscriptionRow>(ACTIVE_SUBSCRIPTIONS_STATEMENT, []);
       return rows.map(toSubscription);
     });
   }
@@ -231,7 +246,7 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async claimMessages({ subscriptionId, owner, limit, leaseMs }: { subscriptionId: number; owner: string; limit: number; leaseMs: number }): Promise<ClaimedMessage[]> {
     return translateErrors(async () => {
-      const { rows } = await this.#pool.query<{
+      const { rows } = await this.#prepared.query<{
         id: string;
         attempts: number;
         created_at: Date;
@@ -239,10 +254,7 @@ export class PostgresWebhookStore implements WebhookStore {
         plant_id: string;
         name: string;
         tag: string | null;
-      }>(
-        CLAIM_MESSAGES,
-        [subscriptionId, owner, limit, leaseMs],
-      );
+      }>(CLAIM_STATEMENT, [subscriptionId, owner, limit, leaseMs]);
       // RETURNING follows no order; the oldest message goes first.
       rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
       return rows.map((row) => ({
@@ -259,8 +271,8 @@ export class PostgresWebhookStore implements WebhookStore {
   async settleMessages(owner: string, settlements: readonly Settlement[]): Promise<void> {
     if (settlements.length === 0) return;
     await translateErrors(async () => {
-      await this.#pool.query(
-        SETTLE_MESSAGES,
+      await this.#prepared.query(
+        SETTLE_STATEMENT,
         [
           owner,
           settlements.map((s) => s.messageId.toString()),
