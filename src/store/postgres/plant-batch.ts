@@ -92,7 +92,10 @@ export class PostgresPlantBatch {
    * connection.
    */
   write(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
-    return this.#write(plants, async (values) => (await this.#prepared.query<BatchOutcome>(INSERT_PLANTS_STATEMENT, values, CALL_CREATE_PLANT_BATCH)).rows[0]!);
+    return this.#write(plants, async (values) => {
+      const { rows } = await this.#prepared.query<BatchOutcome>(INSERT_PLANTS_STATEMENT, values, CALL_CREATE_PLANT_BATCH);
+      return rows[0]!;
+    });
   }
 
   /**
