@@ -197,7 +197,8 @@ test('a synchronous pair behind a proxy that routes to the primary: the primary 
 const FORMATION_ENV = { PGUSER: 'postgres' };
 
 async function formationIds(formation: AutoFailoverFormation): Promise<string[]> {
-  const primary = formation.node((await formation.currentPrimary())!);
+  // Right after a promotion the monitor may still be moving the primary's state (wait_primary, then primary).
+  const primary = formation.node(await formation.waitForPrimary(() => true, 30_000));
   const client = new pg.Client({ connectionString: primary.url(), connectionTimeoutMillis: 5000, query_timeout: 10_000 });
   await client.connect();
   try {
