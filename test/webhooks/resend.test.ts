@@ -12,8 +12,10 @@ for (const backend of await testBackends('webhook resend')) {
     const refusedOnce = new Set<string>();
     const { env, receiver, subscription, token, server } = await serverWithWebhook(t, backend, {
       // Short, so that the messages fail soon, and so that after a resend, long after their plants'
-      // commit, a failed attempt is retried only if the retry window starts again at the resend.
-      settings: { WEBHOOK_RETRY_FOR_MS: '300' },
+      // commit (the failure, then the CLI runs below: over a second), a failed attempt is retried only
+      // if the retry window starts again at the resend. At 300 ms a loaded machine once made the
+      // first attempt come after the window, with no retry before the failure.
+      settings: { WEBHOOK_RETRY_FOR_MS: '1000' },
       answer: ({ webhookId }) => {
         if (down) return 503;
         if (refusedOnce.has(webhookId)) return 204;
