@@ -46,6 +46,9 @@ export class DeliveryTarget {
   #rateSince: number;
   /** Attempts finished a second, lately. */
   #rate = 0;
+  /** While starts are paced: when the current gap began, and the attempts started in it. */
+  #gapStartedAt = 0;
+  #startedInGap = 0;
 
   constructor(subscription: Subscription, now: number, connections: number) {
     this.subscription = subscription;
@@ -107,6 +110,25 @@ export class DeliveryTarget {
   /** The next held message, or undefined when none is held or every slot is busy. */
   next(concurrency: number): LeasedMessage | undefined {
     return this.inFlight < concurrency ? this.#queue.shift() : undefined;
+  }
+
+  /** Attempts that may still start at `now`, when at most `most` start every `gapMs`. */
+  startsLeft(now: number, gapMs: number, most: number): number {
+    if (now - this.#gapStartedAt >= gapMs) {
+      this.#gapStartedAt = now;
+      this.#startedInGap = 0;
+    }
+    return most - this.#startedInGap;
+  }
+
+  /** When the current gap of `gapMs` ends: more attempts may start then. */
+  gapEndsAt(gapMs: number): number {
+    return this.#gapStartedAt + gapMs;
+  }
+
+  started(): void {
+    this.inFlight += 1;
+    this.#startedInGap += 1;
   }
 
   finished(): void {

@@ -35,17 +35,21 @@ export interface CreatesWriter {
 }
 
 /**
- * While deliveries are held back (see DeliveryPace), the dispatcher
- * takes a turn (a settle and a claim: store work on the event loop) at most
- * every `BUSY_TURN_GAP_MS`, and each subscription claims only for its free
- * slots, of `BUSY_SLOTS`: at most BUSY_SLOTS messages a turn, 160 a second.
+ * While deliveries are held back (see DeliveryPace), the dispatcher takes a
+ * turn (a settle and a claim: store work) at most every `BUSY_TURN_GAP_MS`,
+ * and a subscription claims only what its attempts may start until the
+ * next turn. They start at most `BUSY_SLOTS` every `BUSY_SEND_GAP_MS`, with
+ * at most BUSY_SLOTS in flight: 160 a second.
  * Beside saturated creates, a delivery costs the process as much as about
  * three creates, so this share is kept small: holding a quarter of a
  * second's deliveries, as at full pace, let it grow to 540 a second and the
  * creates' p99 to 1.9 times the durable floor's (what it is with this share:
- * docs/performance.md).
+ * docs/performance.md). The store work is what a delivery costs the
+ * database, so it comes in turns four times rarer than the attempts' small
+ * bursts, which keep the event loop's pauses as short as the creates'.
  */
-const BUSY_TURN_GAP_MS = 50;
+const BUSY_TURN_GAP_MS = 200;
+const BUSY_SEND_GAP_MS = 50;
 const BUSY_SLOTS = 8;
 /** How often the event loop's utilization is sampled. */
 const LOAD_WINDOW_MS = 100;
@@ -86,6 +90,9 @@ export class WebhookDispatcher {
   #settlements: Settlement[] = [];
   #inFlight = 0;
   #timer: NodeJS.Timeout | undefined;
+  /** Starts held messages when a send gap ends (deliveries held back), and when it runs. */
+  #sendTimer: NodeJS.Timeout | undefined;
+  #sendTimerAt = Infinity;
   /** When the scheduled turn runs. */
   #scheduledAt = Infinity;
   #turn: Promise<void> | undefined;
@@ -134,7 +141,7 @@ export class WebhookDispatcher {
     if (this.#targets.size === 0) return true;
     const now = Date.now();
     for (const target of this.#targets.values()) {
-      if (target.subscription.pausedAt === null && target.wanted(this.#slots(), now) > 0) return true;
+      if (target.subscription.pausedAt === null && this.#claimable(target, now) > 0) return true;
     }
     return false;
   }
@@ -187,6 +194,30 @@ export class WebhookDispatcher {
     return this.#pace.held ? Math.min(BUSY_SLOTS, this.#options.concurrency) : this.#options.concurrency;
   }
 
+  /** How many more messages a subscription should claim now; while held back, what it may send until the next turn. */
+  #claimable(target: DeliveryTarget, now: number): number {
+    if (this.#pace.held) return target.freeSlots((BUSY_TURN_GAP_MS / BUSY_SEND_GAP_MS) * this.#slots());
+    return Math.min(CLAIM_MOST, target.wanted(this.#slots(), now));
+  }
+
+  /** How many of a subscription's attempts may start now: any number, but while deliveries are held back what is left of BUSY_SLOTS in its send gap. */
+  #startsAllowed(target: DeliveryTarget, now: number): number {
+    return this.#pace.held ? target.startsLeft(now, BUSY_SEND_GAP_MS, BUSY_SLOTS) : Infinity;
+  }
+
+  /** Starts the held messages of every subscription once `target`'s send gap is over (or sooner, for another's). */
+  #sendAfterGap(target: DeliveryTarget): void {
+    const at = target.gapEndsAt(BUSY_SEND_GAP_MS);
+    if (this.#stopped || this.#sendTimerAt <= at) return;
+    clearTimeout(this.#sendTimer);
+    this.#sendTimerAt = at;
+    this.#sendTimer = setTimeout(() => {
+      this.#sendTimer = undefined;
+      this.#sendTimerAt = Infinity;
+      for (const waiting of this.#targets.values()) this.#sendHeld(waiting);
+    }, Math.max(0, at - Date.now()));
+  }
+
   /**
    * Claims nothing more, releases the messages held and not sent, lets the
    * attempts in flight finish for up to `graceMs` (then cuts them: they are
@@ -196,6 +227,7 @@ export class WebhookDispatcher {
   async stop(graceMs: number): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    clearTimeout(this.#sendTimer);
     await this.#turn;
     for (const target of this.#targets.values()) this.#release(target.takeAll());
     if (this.#inFlight > 0) {
@@ -276,7 +308,7 @@ export class WebhookDispatcher {
         }
         continue;
       }
-      const wanted = this.#pace.held ? target.freeSlots(this.#slots()) : Math.min(CLAIM_MOST, target.wanted(this.#slots(), now));
+      const wanted = this.#claimable(target, now);
       if (wanted === 0) continue;
       const claimedAt = Date.now();
       const claimed = await this.#store.claimMessages({ subscriptionId: id, owner: this.#owner, limit: wanted, leaseMs: this.#leaseMs });
@@ -287,8 +319,15 @@ export class WebhookDispatcher {
 
   /** Starts attempts of held messages while the subscription has free slots. */
   #sendHeld(target: DeliveryTarget): void {
-    for (let held = target.next(this.#slots()); held !== undefined; held = target.next(this.#slots())) {
-      if (this.#stopped || Date.now() + this.#options.timeoutMs + LEASE_MARGIN_MS > held.leaseEndsAt) this.#release([held]);
+    for (;;) {
+      const now = Date.now();
+      if (this.#startsAllowed(target, now) <= 0) {
+        if (target.queued > 0) this.#sendAfterGap(target);
+        return;
+      }
+      const held = target.next(this.#slots());
+      if (held === undefined) return;
+      if (this.#stopped || now + this.#options.timeoutMs + LEASE_MARGIN_MS > held.leaseEndsAt) this.#release([held]);
       else void this.#send(target, held.message);
     }
   }
@@ -300,7 +339,7 @@ export class WebhookDispatcher {
   }
 
   async #send(target: DeliveryTarget, message: ClaimedMessage): Promise<void> {
-    target.inFlight += 1;
+    target.started();
     this.#inFlight += 1;
     let result: AttemptResult;
     try {
@@ -316,7 +355,7 @@ export class WebhookDispatcher {
     this.#inFlight -= 1;
     if (this.#inFlight === 0) for (const resolve of this.#whenIdle.splice(0)) resolve();
     this.#sendHeld(target);
-    if (this.#settlements.length >= SETTLE_BATCH || target.wanted(this.#slots(), Date.now()) > 0) this.wake();
+    if (this.#settlements.length >= SETTLE_BATCH || this.#claimable(target, Date.now()) > 0) this.wake();
     else this.#schedule(this.#settleIn());
   }
 

@@ -13,8 +13,9 @@ import { addWebhook } from '../helpers/webhooks.js';
 const LOAD_SECONDS = 5;
 /**
  * The least deliveries in any second of it. While creates saturate the process, the dispatcher claims
- * for its 8 free slots every 50 ms: up to 160 a second (144 to 160 measured); one that yielded the
- * event loop to creates, as it once did, made at most 40.
+ * every 200 ms and starts 8 attempts every 50 ms: up to 160 a second (144 to 160 measured); one that
+ * yielded the event loop to creates, as it once did, made at most 40, and one that started attempts
+ * only at its turns would make 40.
  */
 const LEAST_PER_SECOND = 100;
 

@@ -12,9 +12,11 @@ import { until } from '../helpers/until.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 /** What docs/webhooks.md promises while creates keep the event loop over 80 % busy... */
-const MOST_TURNS_A_SECOND = 20;
-/** ...and the most messages a turn claims for a subscription then: its free slots, of 8. */
-const MOST_CLAIMED_A_TURN = 8;
+const MOST_TURNS_A_SECOND = 5;
+/** ...the most messages a turn claims for a subscription then: what it may send until the next turn... */
+const MOST_CLAIMED_A_TURN = 32;
+/** ...and the most it delivers: 8 every 50 ms. */
+const MOST_DELIVERED_A_SECOND = 160;
 /** The turns counted: from when the pace has had its first windows to hold deliveries back, for this long. */
 const COUNTED_FROM_MS = 500;
 const COUNTED_MS = 2000;
@@ -22,7 +24,7 @@ const COUNTED_MS = 2000;
 const SPIN_MS = 4;
 const BATCH = 16;
 
-test(`while creates keep the event loop busy, the dispatcher takes at most ${MOST_TURNS_A_SECOND} turns a second, claims at most ${MOST_CLAIMED_A_TURN} messages a turn, and deliveries go on`, async (t) => {
+test(`while creates keep the event loop busy, the dispatcher takes at most ${MOST_TURNS_A_SECOND} turns a second, claims at most ${MOST_CLAIMED_A_TURN} messages a turn, and delivers at most ${MOST_DELIVERED_A_SECOND} a second, but some`, async (t) => {
   const store = await openStore({ database: parseDatabaseUrl(await sqlite.freshUrl(t), 'test') });
   const receiver = await WebhookReceiver.start(t);
   const added = await addSubscription(store.webhooks, receiver.url, 'turns');
@@ -77,6 +79,8 @@ test(`while creates keep the event loop busy, the dispatcher takes at most ${MOS
     `claims of ${claimed.filter((size) => size > MOST_CLAIMED_A_TURN).join(', ')} messages`,
   );
   assert.ok(to.delivered > from.delivered, 'deliveries went on');
+  // Those started in the gap before the first mark may arrive after it.
+  assert.ok(to.delivered - from.delivered <= MOST_DELIVERED_A_SECOND * seconds + 8, `${to.delivered - from.delivered} deliveries in ${seconds} s`);
 });
 
 test('creates whose messages no subscription has room for wake no turn: a paused subscription is looked at only at the poll, and resuming it delivers its messages', async (t) => {
