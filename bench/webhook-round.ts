@@ -6,11 +6,13 @@
 // rather than a hang.
 import type { LoadResult } from './load/load-generator.js';
 import type { RunningServer } from './servers.js';
-import { type OldestPending, plantsCreated, sampleOldestPending } from './service-metrics.js';
+import { metricValue, type OldestPending, plantsCreated, sampleOldestPending } from './service-metrics.js';
 import type { BenchReceiver, ReceiverStats } from './webhook-receiver.js';
 
 /** How often a drain asks the receiver how far it got. */
 const DRAIN_POLL_MS = 100;
+/** The longest a drain waits, once the receiver has every message, for the service to have recorded them all. */
+const RECORDED_LIMIT_MS = 10_000;
 /** How often the steady phase scrapes the oldest pending message's age. */
 const OLDEST_PENDING_EVERY_MS = 500;
 
@@ -167,6 +169,7 @@ export async function drainBacklog(server: RunningServer, receiver: BenchReceive
     now = await receiver.stats();
   }
   const left = Math.max(0, created - now.distinct);
+  if (left === 0) await untilRecorded(server.url);
   const delivered = now.received - before.received;
   // Drained: it took until the last delivery arrived, not until the poll that saw it.
   const endedAt = left > 0 ? Date.now() : delivered > 0 ? now.lastReceivedAt : startedAt;
@@ -179,4 +182,17 @@ export async function drainBacklog(server: RunningServer, receiver: BenchReceive
     left,
     created,
   };
+}
+
+/**
+ * Waits until the service has recorded every delivery (no message pending: the oldest pending
+ * message's age is 0), at most RECORDED_LIMIT_MS. The receiver counts a message when it arrives, and
+ * the service records it as delivered a turn later: a phase started at once would find the drain's
+ * last messages still pending and read their age, about the drain's length, as its own.
+ */
+async function untilRecorded(serviceUrl: string): Promise<void> {
+  const deadline = Date.now() + RECORDED_LIMIT_MS;
+  while ((await metricValue(serviceUrl, 'plantstore_webhook_oldest_pending_seconds')) !== 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
+  }
 }
