@@ -46,6 +46,9 @@ import { within } from './until.js';
  * - switchover() takes 2-4.6 s.
  */
 
+/** How many times a switchover the monitor rolled back on its own deadlock is asked for. */
+const MONITOR_DEADLOCK_ATTEMPTS = 3;
+
 /** The monitor's health checks, shortened so that a failover comes in seconds. */
 export const FAST_HEALTH_CHECKS = {
   // Defaults: 5000 ms between checks, 5000 ms to connect, 2 retries 2000 ms apart.
@@ -418,7 +421,17 @@ export async function startAutoFailoverFormation(
     switchover: async (timeout = 60_000) => {
       const before = await currentPrimary();
       const wait = String(Math.ceil(timeout / 1000));
-      await autoctl(monitor, ['perform', 'switchover', '--formation', 'default', '--monitor', monitorUrl, '--wait', wait], timeout + 5_000);
+      const perform = () => autoctl(monitor, ['perform', 'switchover', '--formation', 'default', '--monitor', monitorUrl, '--wait', wait], timeout + 5_000);
+      // The monitor's perform_failover() can deadlock with a keeper's node_active() and is then rolled back whole,
+      // having changed nothing (hapostgres/pg_auto_failover#1004; later pg_autoctl releases retry it themselves).
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await perform();
+          break;
+        } catch (error) {
+          if (attempt === MONITOR_DEADLOCK_ATTEMPTS || !String(error).includes('deadlock detected')) throw error;
+        }
+      }
       return waitForPrimary((name) => name !== before, timeout);
     },
     events: async () =>
