@@ -4,11 +4,11 @@
 // back to back for S seconds, one statement after the other in rounds, on a fresh store with no subscription.
 // The CPU is every `postgres` process's (from /proc), over the plants written. Run it at two batch sizes to
 // split a statement's cost into what a batch costs and what a plant does.
-import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { CALL_CREATE_PLANT_BATCH, INSERT_PLANTS } from '../src/store/postgres/plant-batch.js';
 import { median } from './median.js';
+import { cpuSince, postgresCpuSeconds } from './postgres-cpu.js';
 import { freshStore } from './stores.js';
 
 const { values } = parseArgs({
@@ -28,23 +28,6 @@ const STATEMENTS: Record<string, string> = {
   'service behind PgBouncer (create_plant_batch)': CALL_CREATE_PLANT_BATCH,
 };
 
-/** utime + stime of every PostgreSQL server process, in clock ticks. */
-function postgresTicks(): number {
-  let ticks = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (!stat.includes('(postgres)')) continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return ticks;
-}
-
 const store = await freshStore('postgres', values['postgres-url']);
 const pool = new pg.Pool({ connectionString: store.url, max: CONNECTIONS });
 const perPlant = new Map<string, number[]>(Object.keys(STATEMENTS).map((name) => [name, []]));
@@ -55,7 +38,7 @@ try {
       const statement = { name: `cost_${[...perPlant.keys()].indexOf(name)}`, text };
       const ends = Date.now() + Number(values.seconds) * 1000;
       let plants = 0;
-      const before = postgresTicks();
+      const before = postgresCpuSeconds();
       await Promise.all(
         Array.from({ length: CONNECTIONS }, async () => {
           while (Date.now() < ends) {
@@ -65,8 +48,7 @@ try {
           }
         }),
       );
-      // Linux counts 100 ticks a second.
-      const us = ((postgresTicks() - before) * 10_000) / plants;
+      const us = (cpuSince(before, postgresCpuSeconds()) * 1e6) / plants;
       perPlant.get(name)!.push(us);
       console.log(`round ${round}: ${name}: ${us.toFixed(1)} µs of the database's CPU a plant, ${plants} plants`);
     }

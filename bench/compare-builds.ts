@@ -18,11 +18,12 @@
 // request is reported beside the server's (every `postgres` process on the machine). Stores are prepared
 // with this checkout's migrations: a build older than the schema refuses to start on them.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadGenerator, requireAllAnswered } from './load/load-generator.js';
 import { median } from './median.js';
+import { cpuSince, postgresCpuSeconds } from './postgres-cpu.js';
 import { binLaunch, freePort } from './servers.js';
 import { freshStore, multiHostUrl, type StoreKind, subscribe } from './stores.js';
 import { type BenchReceiver, startReceiver } from './webhook-receiver.js';
@@ -56,33 +57,6 @@ function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/**
- * The CPU seconds of every PostgreSQL server process, by pid: what the
- * database spends on a target's requests is the change between two readings.
- * A process that ended between them (an autovacuum worker) is not counted.
- */
-function postgresCpuSeconds(): Map<number, number> {
-  const seconds = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (!stat.includes('(postgres)')) continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      seconds.set(Number(entry), (Number(fields[11]) + Number(fields[12])) / 100);
-    } catch {
-      // It ended while the directory was read.
-    }
-  }
-  return seconds;
-}
-
-function cpuSince(before: Map<number, number>, after: Map<number, number>): number {
-  let total = 0;
-  for (const [pid, seconds] of after) total += seconds - (before.get(pid) ?? 0);
-  return total;
 }
 
 /** The process's peak resident memory so far, in MiB (VmHWM of /proc/PID/status). */
