@@ -16,6 +16,7 @@
 // rather than the service's store and GroupCommit on purpose: the least
 // code that makes a write durable bounds every implementation of it.
 import { createServer } from 'node:http';
+import { FLOOR_INSERT_PLANTS } from './floor-insert.mjs';
 
 const [port = '8090', databaseUrl] = process.argv.slice(2);
 const expected = `Bearer ${process.env.BASELINE_TOKEN ?? 'ps_baseline'}`;
@@ -62,7 +63,7 @@ async function openWriter(url) {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   const insert = {
     name: 'floor-insert-plants',
-    text: 'INSERT INTO plants (id, name, tag) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) ON CONFLICT (id) DO NOTHING',
+    text: FLOOR_INSERT_PLANTS,
   };
   return {
     concurrency: 9,

@@ -3,10 +3,12 @@
 // plain multi-row INSERT: 9 connections (the service's batches in flight) each send batches of N new plants
 // back to back for S seconds, one statement after the other in rounds, on a fresh store with no subscription.
 // The CPU is every `postgres` process's (from /proc), over the plants written. Run it at two batch sizes to
-// split a statement's cost into what a batch costs and what a plant does.
+// split a statement's cost into what a batch costs and what a plant does. (bench/postgres-batch-insert.mjs times
+// the service's statement forms one batch at a time on one connection, from the client.)
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { CALL_CREATE_PLANT_BATCH, INSERT_PLANTS } from '../src/store/postgres/plant-batch.js';
+import { FLOOR_INSERT_PLANTS } from './floor-insert.mjs';
 import { median } from './median.js';
 import { cpuSince, postgresCpuSeconds } from './postgres-cpu.js';
 import { freshStore } from './stores.js';
@@ -23,7 +25,7 @@ const BATCH = Number(values.batch);
 const CONNECTIONS = 9;
 
 const STATEMENTS: Record<string, string> = {
-  'durable floor (INSERT ... ON CONFLICT DO NOTHING)': 'INSERT INTO plants (id, name, tag) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) ON CONFLICT (id) DO NOTHING',
+  'durable floor (INSERT ... ON CONFLICT DO NOTHING)': FLOOR_INSERT_PLANTS,
   'service (named statement)': INSERT_PLANTS,
   'service behind PgBouncer (create_plant_batch)': CALL_CREATE_PLANT_BATCH,
 };
@@ -34,8 +36,8 @@ const perPlant = new Map<string, number[]>(Object.keys(STATEMENTS).map((name) =>
 let nextId = 1n;
 try {
   for (let round = 1; round <= Number(values.rounds); round++) {
-    for (const [name, text] of Object.entries(STATEMENTS)) {
-      const statement = { name: `cost_${[...perPlant.keys()].indexOf(name)}`, text };
+    for (const [index, [name, text]] of Object.entries(STATEMENTS).entries()) {
+      const statement = { name: `cost_${index}`, text };
       const ends = Date.now() + Number(values.seconds) * 1000;
       let plants = 0;
       const before = postgresCpuSeconds();
