@@ -7,7 +7,8 @@ import { CALL_CREATE_PLANT_BATCH, INSERT_PLANTS_STATEMENT } from '../../src/stor
 import { ACTIVE_SUBSCRIPTIONS_STATEMENT, CLAIM_STATEMENT, SETTLE_STATEMENT } from '../../src/store/postgres/webhook-store.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { CLAIM_MESSAGES } from '../../src/store/postgres/webhook-claim.js';
-import type { ClaimedMessage } from '../../src/store/webhook-store.js';
+import { SETTLE_MESSAGES } from '../../src/store/postgres/webhook-settle.js';
+import type { ClaimedMessage, Settlement } from '../../src/store/webhook-store.js';
 import { addSubscription } from '../../src/webhooks/subscriptions.js';
 import { fleetSkipReason, freshPooledDatabase } from '../helpers/fleet.js';
 import { freshPostgresDatabase, POSTGRES_SKIP_REASON, postgresReachable } from '../helpers/postgres.js';
@@ -62,6 +63,27 @@ if (!(await postgresReachable())) {
       // The claim goes as a named statement, planned for its values five times, then generic.
       await client.query(`PREPARE claim AS ${CLAIM_MESSAGES}`);
       for (const mode of ['force_custom_plan', 'force_generic_plan']) await assertReadsOnlyWhatItTakes(client, id, mode);
+    } finally {
+      await client.end();
+    }
+  });
+
+  test('postgres: a settlement reads only the messages it settles, however many were delivered before', async (t) => {
+    const { url, store, id } = await storeWithASubscription(t);
+    for (let batch = 0; batch < 40; batch++) {
+      await store.createPlants(Array.from({ length: 100 }, (_, i) => ({ id: BigInt(batch * 100 + i + 1), name: 'delivered' })));
+    }
+    // 3,968 messages delivered before: each leaves the entries of its pending days in the due index.
+    const earlier = await store.webhooks.claimMessages({ subscriptionId: id, owner: 'earlier', limit: 3_968, leaseMs: 60_000 });
+    await store.webhooks.settleMessages('earlier', earlier.map((message) => delivered(id, message)));
+    const claimed = await store.webhooks.claimMessages({ subscriptionId: id, owner: 'explain', limit: 32, leaseMs: 60_000 });
+    assert.equal(claimed.length, 32);
+    const client = new pg.Client(url);
+    await client.connect();
+    try {
+      // The settlement goes as a named statement, planned for its values five times, then generic.
+      await client.query(`PREPARE settle AS ${SETTLE_MESSAGES}`);
+      for (const mode of ['force_custom_plan', 'force_generic_plan']) await assertSettlesOnlyItsOwn(client, id, claimed, mode);
     } finally {
       await client.end();
     }
@@ -249,6 +271,8 @@ interface PlanNode {
   'Index Name'?: string;
   'Index Cond'?: string;
   'Actual Rows': number;
+  'Actual Loops': number;
+  'Rows Removed by Join Filter'?: number;
   Plans?: PlanNode[];
 }
 
@@ -276,4 +300,42 @@ async function assertReadsOnlyWhatItTakes(client: pg.Client, id: number, mode: s
   // A generic plan looks for the subscription named by the parameter, a custom one for its value.
   assert.equal(due['Index Cond']?.includes('subscription_id = $1'), mode === 'force_generic_plan', `${mode}: ${due['Index Cond']}`);
   assert.ok(due['Actual Rows'] <= 33, `${mode}: the claim read ${due['Actual Rows']} due messages of 4,000 to take 32`);
+}
+
+function delivered(subscriptionId: number, message: ClaimedMessage): Settlement {
+  return { messageId: message.id, subscriptionId, attempt: message.attempt, outcome: 'delivered', answer: 'HTTP 204' };
+}
+
+/**
+ * EXPLAINs the prepared `settle` of the `claimed` messages, delivered, under
+ * plan_cache_mode `mode`, and asserts that it finds each by its key: neither
+ * reading the due index (which holds the entries of every message delivered
+ * before, until a vacuum) nor comparing every outcome with every message.
+ */
+async function assertSettlesOnlyItsOwn(client: pg.Client, id: number, claimed: readonly ClaimedMessage[], mode: string): Promise<void> {
+  const list = (values: readonly (string | number)[], type: string) => `'{${values.join(',')}}'::${type}[]`;
+  const count = claimed.length;
+  await client.query('BEGIN');
+  await client.query(`SET LOCAL plan_cache_mode = ${mode}`);
+  const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+    `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE settle ('explain', ${list(
+      claimed.map((message) => message.id.toString()),
+      'bigint',
+    )}, ${list(Array(count).fill(id), 'bigint')}, ${list(
+      claimed.map((message) => message.attempt),
+      'int',
+    )}, ${list(Array(count).fill('delivered'), 'text')}, ${list(Array(count).fill(0), 'bigint')}, ${list(Array(count).fill('NULL'), 'text')}, ${list(
+      Array(count).fill('"HTTP 204"'),
+      'text',
+    )})`,
+  );
+  await client.query('ROLLBACK');
+  const nodes = planNodes(rows[0]!['QUERY PLAN'][0].Plan);
+  const update = nodes.find((node) => node['Node Type'] === 'ModifyTable' && (node as { 'Relation Name'?: string })['Relation Name'] === 'webhook_messages');
+  assert.equal(update?.['Actual Rows'], count, `${mode}: the settlement settles every message claimed`);
+  const read = planNodes(update!);
+  const due = read.filter((node) => node['Index Name'] === 'webhook_messages_due');
+  assert.deepEqual(due, [], `${mode}: the settlement reads the due index`);
+  const compared = Math.max(0, ...read.map((node) => node['Rows Removed by Join Filter'] ?? 0));
+  assert.ok(compared < count, `${mode}: a join compared ${compared} outcomes with messages they were not`);
 }

@@ -7,10 +7,11 @@
  *
  * In one statement the order holds through this CTE, `subscriptions_locked`:
  * the rows of the subscriptions `ids` selects, locked in id order (so that two
- * of these statements take turns too), as one array. A statement compares its
- * messages' `subscription_id` to that array, read by a scalar subquery
- * (`(SELECT ids FROM subscriptions_locked)::bigint[]`), which runs when the
- * first message is read, before any is locked.
+ * of these statements take turns too), as one array. A statement reads that
+ * array by a scalar subquery (`(SELECT ids FROM subscriptions_locked)`), which
+ * runs when the first message is read, before any is locked: it compares its
+ * messages' `subscription_id` to it, or, where that would steer the plan to
+ * the wrong index, tests it once for the whole statement (webhook-settle.ts).
  * MATERIALIZED keeps it from being folded into the query that reads it.
  */
 export function subscriptionsLocked(ids: string): string {
