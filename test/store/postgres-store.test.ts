@@ -57,15 +57,7 @@ if (!(await postgresReachable())) {
     // Unpacked into 4,000 messages, every one due again at once, as retries would be.
     const unpacked = await store.webhooks.claimMessages({ subscriptionId: id, owner: 'unpack', limit: 4_000, leaseMs: 0 });
     assert.equal(unpacked.length, 4_000);
-    const client = new pg.Client(url);
-    await client.connect();
-    try {
-      // The claim goes as a named statement, planned for its values five times, then generic.
-      await client.query(`PREPARE claim AS ${CLAIM_MESSAGES}`);
-      for (const mode of ['force_custom_plan', 'force_generic_plan']) await assertReadsOnlyWhatItTakes(client, id, mode);
-    } finally {
-      await client.end();
-    }
+    await underBothPlanModes(url, 'claim', CLAIM_MESSAGES, (client, mode) => assertReadsOnlyWhatItTakes(client, id, mode));
   });
 
   test('postgres: a settlement reads only the messages it settles, however many were delivered before', async (t) => {
@@ -78,15 +70,7 @@ if (!(await postgresReachable())) {
     await store.webhooks.settleMessages('earlier', earlier.map((message) => delivered(id, message)));
     const claimed = await store.webhooks.claimMessages({ subscriptionId: id, owner: 'explain', limit: 32, leaseMs: 60_000 });
     assert.equal(claimed.length, 32);
-    const client = new pg.Client(url);
-    await client.connect();
-    try {
-      // The settlement goes as a named statement, planned for its values five times, then generic.
-      await client.query(`PREPARE settle AS ${SETTLE_MESSAGES}`);
-      for (const mode of ['force_custom_plan', 'force_generic_plan']) await assertSettlesOnlyItsOwn(client, id, claimed, mode);
-    } finally {
-      await client.end();
-    }
+    await underBothPlanModes(url, 'settle', SETTLE_MESSAGES, (client, mode) => assertSettlesOnlyItsOwn(client, id, claimed, mode));
   });
 
   test('postgres: the batch functions, called behind a pooler, write the packed messages the named statement does', async (t) => {
@@ -274,6 +258,22 @@ interface PlanNode {
   'Actual Loops': number;
   'Rows Removed by Join Filter'?: number;
   Plans?: PlanNode[];
+}
+
+/**
+ * Prepares `text` as `name` on a connection of its own and runs `check` under
+ * each plan_cache_mode: the store sends the statement named, so PostgreSQL
+ * plans it for its values five times, then keeps a generic plan.
+ */
+async function underBothPlanModes(url: string, name: string, text: string, check: (client: pg.Client, mode: string) => Promise<void>): Promise<void> {
+  const client = new pg.Client(url);
+  await client.connect();
+  try {
+    await client.query(`PREPARE ${name} AS ${text}`);
+    for (const mode of ['force_custom_plan', 'force_generic_plan']) await check(client, mode);
+  } finally {
+    await client.end();
+  }
 }
 
 function planNodes(node: PlanNode): PlanNode[] {
