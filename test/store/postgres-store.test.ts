@@ -65,7 +65,7 @@ if (!(await postgresReachable())) {
     for (let batch = 0; batch < 40; batch++) {
       await store.createPlants(Array.from({ length: 100 }, (_, i) => ({ id: BigInt(batch * 100 + i + 1), name: 'delivered' })));
     }
-    // 3,968 messages delivered before: each leaves the entries of its pending days in the due index.
+    // 3,968 messages delivered before: each leaves its entry in the due index until a vacuum.
     const earlier = await store.webhooks.claimMessages({ subscriptionId: id, owner: 'earlier', limit: 3_968, leaseMs: 60_000 });
     await store.webhooks.settleMessages('earlier', earlier.map((message) => delivered(id, message)));
     const claimed = await store.webhooks.claimMessages({ subscriptionId: id, owner: 'explain', limit: 32, leaseMs: 60_000 });
