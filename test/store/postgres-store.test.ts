@@ -7,7 +7,7 @@ import { CALL_CREATE_PLANT_BATCH, INSERT_PLANTS_STATEMENT } from '../../src/stor
 import { ACTIVE_SUBSCRIPTIONS_STATEMENT, CLAIM_STATEMENT, SETTLE_STATEMENT } from '../../src/store/postgres/webhook-store.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { CLAIM_MESSAGES } from '../../src/store/postgres/webhook-claim.js';
-import { SETTLE_MESSAGES } from '../../src/store/postgres/webhook-settle.js';
+import { SETTLE_MESSAGES, settlementValues } from '../../src/store/postgres/webhook-settle.js';
 import type { ClaimedMessage, Settlement } from '../../src/store/webhook-store.js';
 import { addSubscription } from '../../src/webhooks/subscriptions.js';
 import { fleetSkipReason, freshPooledDatabase } from '../helpers/fleet.js';
@@ -252,10 +252,10 @@ async function storeWithASubscription(t: TestContext): Promise<{ url: string; st
 
 interface PlanNode {
   'Node Type': string;
+  'Relation Name'?: string;
   'Index Name'?: string;
   'Index Cond'?: string;
   'Actual Rows': number;
-  'Actual Loops': number;
   'Rows Removed by Join Filter'?: number;
   Plans?: PlanNode[];
 }
@@ -313,29 +313,29 @@ function delivered(subscriptionId: number, message: ClaimedMessage): Settlement 
  * before, until a vacuum) nor comparing every outcome with every message.
  */
 async function assertSettlesOnlyItsOwn(client: pg.Client, id: number, claimed: readonly ClaimedMessage[], mode: string): Promise<void> {
-  const list = (values: readonly (string | number)[], type: string) => `'{${values.join(',')}}'::${type}[]`;
   const count = claimed.length;
+  // EXECUTE takes no bound parameters: the store's own values go as literals.
+  const values = settlementValues('explain', claimed.map((message) => delivered(id, message)));
   await client.query('BEGIN');
   await client.query(`SET LOCAL plan_cache_mode = ${mode}`);
   const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-    `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE settle ('explain', ${list(
-      claimed.map((message) => message.id.toString()),
-      'bigint',
-    )}, ${list(Array(count).fill(id), 'bigint')}, ${list(
-      claimed.map((message) => message.attempt),
-      'int',
-    )}, ${list(Array(count).fill('delivered'), 'text')}, ${list(Array(count).fill(0), 'bigint')}, ${list(Array(count).fill('NULL'), 'text')}, ${list(
-      Array(count).fill('"HTTP 204"'),
-      'text',
-    )})`,
+    `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE settle (${values.map((value) => sqlLiteral(client, value)).join(', ')})`,
   );
   await client.query('ROLLBACK');
   const nodes = planNodes(rows[0]!['QUERY PLAN'][0].Plan);
-  const update = nodes.find((node) => node['Node Type'] === 'ModifyTable' && (node as { 'Relation Name'?: string })['Relation Name'] === 'webhook_messages');
+  const update = nodes.find((node) => node['Node Type'] === 'ModifyTable' && node['Relation Name'] === 'webhook_messages');
   assert.equal(update?.['Actual Rows'], count, `${mode}: the settlement settles every message claimed`);
   const read = planNodes(update!);
   const due = read.filter((node) => node['Index Name'] === 'webhook_messages_due');
   assert.deepEqual(due, [], `${mode}: the settlement reads the due index`);
   const compared = Math.max(0, ...read.map((node) => node['Rows Removed by Join Filter'] ?? 0));
   assert.ok(compared < count, `${mode}: a join compared ${compared} outcomes with messages they were not`);
+}
+
+/** A statement parameter as an SQL literal: an array in PostgreSQL's text form, whose elements are quoted (NULL bare). */
+function sqlLiteral(client: pg.Client, value: unknown): string {
+  if (value === null) return 'NULL';
+  if (!Array.isArray(value)) return client.escapeLiteral(String(value));
+  const element = (item: unknown) => (item === null ? 'NULL' : `"${String(item).replace(/["\\]/g, '\\$&')}"`);
+  return client.escapeLiteral(`{${value.map(element).join(',')}}`);
 }

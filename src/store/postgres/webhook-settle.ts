@@ -1,3 +1,4 @@
+import type { Settlement } from '../webhook-store.js';
 import { subscriptionsLocked } from './subscription-lock.js';
 
 /**
@@ -50,3 +51,17 @@ UPDATE webhook_subscriptions AS s
   LEFT JOIN counted AS c USING (subscription_id)
   LEFT JOIN errors AS e USING (subscription_id)
  WHERE s.id = touched.subscription_id`;
+
+/** `SETTLE_MESSAGES`'s parameters: the owner, then one array per field of the settlements. */
+export function settlementValues(owner: string, settlements: readonly Settlement[]): unknown[] {
+  return [
+    owner,
+    settlements.map((s) => s.messageId.toString()),
+    settlements.map((s) => s.subscriptionId),
+    settlements.map((s) => s.attempt),
+    settlements.map((s) => s.outcome),
+    settlements.map((s) => (s.outcome === 'retry' ? s.retryInMs : 0)),
+    settlements.map((s) => (s.outcome === 'retry' || s.outcome === 'failed' ? s.error : null)),
+    settlements.map((s) => (s.outcome === 'delivered' ? s.answer : s.outcome === 'released' ? null : s.error)),
+  ];
+}

@@ -16,7 +16,7 @@ import type {
 import { translateErrors } from './errors.js';
 import { preparedStatement, type PreparedStatements } from './prepared-statements.js';
 import { CLAIM_MESSAGES } from './webhook-claim.js';
-import { SETTLE_MESSAGES } from './webhook-settle.js';
+import { SETTLE_MESSAGES, settlementValues } from './webhook-settle.js';
 import { listMessages, resendMessages } from './webhook-messages.js';
 
 interface SubscriptionRow {
@@ -271,19 +271,7 @@ export class PostgresWebhookStore implements WebhookStore {
   async settleMessages(owner: string, settlements: readonly Settlement[]): Promise<void> {
     if (settlements.length === 0) return;
     await translateErrors(async () => {
-      await this.#prepared.query(
-        SETTLE_STATEMENT,
-        [
-          owner,
-          settlements.map((s) => s.messageId.toString()),
-          settlements.map((s) => s.subscriptionId),
-          settlements.map((s) => s.attempt),
-          settlements.map((s) => s.outcome),
-          settlements.map((s) => (s.outcome === 'retry' ? s.retryInMs : 0)),
-          settlements.map((s) => (s.outcome === 'retry' || s.outcome === 'failed' ? s.error : null)),
-          settlements.map((s) => (s.outcome === 'delivered' ? s.answer : s.outcome === 'released' ? null : s.error)),
-        ],
-      );
+      await this.#prepared.query(SETTLE_STATEMENT, settlementValues(owner, settlements));
     });
   }
 
