@@ -39,17 +39,18 @@ export interface CreatesWriter {
  * turn (a settle and a claim: store work) at most every `BUSY_TURN_GAP_MS`,
  * and a subscription claims only what its attempts may start until the
  * next turn. They start at most `BUSY_SLOTS` every `BUSY_SEND_GAP_MS`, with
- * at most BUSY_SLOTS in flight: 160 a second.
+ * at most BUSY_SLOTS in flight: 80 a second.
  * Beside saturated creates, a delivery costs the process as much as about
- * three creates, so this share is kept small: holding a quarter of a
- * second's deliveries, as at full pace, let it grow to 540 a second and the
- * creates' p99 to 1.9 times the durable floor's (what it is with this share:
- * docs/performance.md). The store work is what a delivery costs the
- * database, so it comes in turns four times rarer than the attempts' small
- * bursts, which keep the event loop's pauses as short as the creates'.
+ * three creates, so this share is kept small: at 540 a second the creates'
+ * p99 on PostgreSQL grew to 1.9 times the durable floor's, at 160 a second
+ * to 1.4-1.5 times, at 80 a second to 1.2-1.3 times in two runs of three
+ * (bench/results/2026-12-02-held-share.md). The store work is
+ * what a delivery costs the database, so it comes in turns twice as rare as
+ * the attempts' small bursts, which keep the event loop's pauses as short
+ * as the creates'.
  */
 const BUSY_TURN_GAP_MS = 200;
-const BUSY_SEND_GAP_MS = 50;
+const BUSY_SEND_GAP_MS = 100;
 const BUSY_SLOTS = 8;
 /** How often the event loop's utilization is sampled. */
 const LOAD_WINDOW_MS = 100;

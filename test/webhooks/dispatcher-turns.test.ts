@@ -14,9 +14,9 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 /** What docs/webhooks.md promises while creates keep the event loop over 80 % busy... */
 const MOST_TURNS_A_SECOND = 5;
 /** ...the most messages a turn claims for a subscription then: what it may send until the next turn... */
-const MOST_CLAIMED_A_TURN = 32;
-/** ...and the most it delivers: 8 every 50 ms. */
-const MOST_DELIVERED_A_SECOND = 160;
+const MOST_CLAIMED_A_TURN = 16;
+/** ...and the most it delivers: 8 every 100 ms. */
+const MOST_DELIVERED_A_SECOND = 80;
 /** The turns counted: from when the pace has had its first windows to hold deliveries back, for this long. */
 const COUNTED_FROM_MS = 500;
 const COUNTED_MS = 2000;
