@@ -39,6 +39,28 @@ const DISPLACED_SHARE = 0.7;
  * more than this, so it still ends.
  */
 const KEPT_SHARE = 0.9;
+/**
+ * A catch-up does not start at full pace: its first window takes twice the
+ * held-back share, and each window after in which creates kept KEPT_SHARE of
+ * their pace doubles it, for this many windows; then full pace. A window in
+ * which they fell below RAMP_KEPT_SHARE ends the catch-up as a displacing
+ * one does. At full
+ * pace from its first window, a try beside saturated creates on PostgreSQL
+ * halved them for that window, and a 10 s measurement saw up to four such
+ * tries: without them, the creates' p99 was 1.31 instead of 1.45 times the
+ * durable floor's (bench/results/2026-12-02-held-share.md). Held back, a
+ * subscription sends 80 a second; 2^6 times that is past what a process
+ * delivers at full pace.
+ */
+export const RAMP_WINDOWS = 6;
+/**
+ * While a catch-up ramps up, creates below this share of their pace end it:
+ * a fall of a fifth, not a third, so that a try for which there is no room
+ * ends before it costs the creates a window of high latency, while a
+ * catch-up that fills the loop beside creates with room (they kept 85 % of
+ * their pace) goes on.
+ */
+const RAMP_KEPT_SHARE = 0.8;
 /** The longest wait before trying a catch-up again after catch-ups kept displacing creates; the wait doubles from CATCH_UP_MS. */
 export const MOST_CATCH_UP_WAIT_MS = 30_000;
 
@@ -56,13 +78,16 @@ export interface LoadWindow {
  * Decides, window by window, whether deliveries are held back so that creates
  * keep the process: held while creates keep the loop busy; let go when they
  * have not for CALM_WINDOWS windows in a row, for a catch-up of at least
- * CATCH_UP_MS that ends early if it slows the creates down, and goes on
+ * CATCH_UP_MS that ramps up (RAMP_WINDOWS), ends early if it slows the
+ * creates down, and goes on
  * while it leaves them their pace (KEPT_SHARE). After each
  * catch-up that did, the next one waits twice as long as the last, up to
  * MOST_CATCH_UP_WAIT_MS; a catch-up that did not resets the wait.
  */
 export class DeliveryPace {
   #held = false;
+  /** The catch-up's window, from 1, while it ramps up (RAMP_WINDOWS); 0 otherwise. */
+  #rampWindow = 0;
   /** The catch-up under way: until when, the creates' pace before it, and the creates a second of its windows so far. */
   #catchUp: { until: number; createsPerSecond: number; ratesSum: number; windows: number } | undefined;
   #nextCatchUpAt = 0;
@@ -76,24 +101,37 @@ export class DeliveryPace {
     return this.#held;
   }
 
+  /**
+   * How many times the held-back share deliveries may take now: 1 while held
+   * back, 2, 4, ... in a catch-up's first windows, Infinity at full pace.
+   */
+  get share(): number {
+    if (this.#held) return 1;
+    return this.#rampWindow === 0 ? Infinity : 2 ** this.#rampWindow;
+  }
+
   /** Takes one window's figures (at `now`, ms) and says whether deliveries are held back from now on. */
   update(now: number, window: LoadWindow): boolean {
     if (!window.creating) {
       // Nothing to make room for: full pace at once, and a later saturation starts afresh.
       this.#held = false;
+      this.#rampWindow = 0;
       this.#catchUp = undefined;
       this.#nextCatchUpAt = 0;
       this.#catchUpWaitMs = CATCH_UP_MS;
       return false;
     }
     if (this.#catchUp !== undefined) {
-      if (window.createsPerSecond < DISPLACED_SHARE * this.#catchUp.createsPerSecond) {
+      const ramping = this.#rampWindow > 0;
+      if (window.createsPerSecond < (ramping ? RAMP_KEPT_SHARE : DISPLACED_SHARE) * this.#catchUp.createsPerSecond) {
         this.#catchUp = undefined;
         this.#held = true;
+        this.#rampWindow = 0;
         this.#nextCatchUpAt = now + this.#catchUpWaitMs;
         this.#catchUpWaitMs = Math.min(2 * this.#catchUpWaitMs, MOST_CATCH_UP_WAIT_MS);
         return true;
       }
+      if (ramping) this.#rampWindow = this.#rampWindow < RAMP_WINDOWS ? this.#rampWindow + 1 : 0;
       this.#catchUp.ratesSum += window.createsPerSecond;
       this.#catchUp.windows += 1;
       if (now < this.#catchUp.until) return false;
@@ -114,6 +152,7 @@ export class DeliveryPace {
     } else if (this.#calmWindows >= CALM_WINDOWS && now >= this.#nextCatchUpAt) {
       // The pace creates keep with deliveries held back (over the calm windows, as one window's is noisy), which the catch-up must not slow down.
       this.#held = false;
+      this.#rampWindow = 1;
       const createsPerSecond = this.#calmRates.reduce((sum, rate) => sum + rate, 0) / this.#calmRates.length;
       this.#catchUp = { until: now + CATCH_UP_MS, createsPerSecond, ratesSum: 0, windows: 0 };
     }

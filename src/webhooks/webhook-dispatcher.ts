@@ -187,23 +187,33 @@ export class WebhookDispatcher {
       });
       this.#window = { loop, plantsCommitted, at: now };
     }
-    return this.#pace.held ? Math.max(0, this.#lastTurnAt + BUSY_TURN_GAP_MS - now) : 0;
+    return this.#paced() ? Math.max(0, this.#lastTurnAt + BUSY_TURN_GAP_MS - now) : 0;
+  }
+
+  /** Whether deliveries go at a share of their pace (held back, or a catch-up ramping up) rather than at full pace. */
+  #paced(): boolean {
+    return this.#pace.share !== Infinity;
+  }
+
+  /** Attempts a subscription may start in a send gap while paced: BUSY_SLOTS times the pace's share. */
+  #startsPerGap(): number {
+    return BUSY_SLOTS * this.#pace.share;
   }
 
   /** Attempts a subscription may have in flight now. */
   #slots(): number {
-    return this.#pace.held ? Math.min(BUSY_SLOTS, this.#options.concurrency) : this.#options.concurrency;
+    return this.#paced() ? Math.min(this.#startsPerGap(), this.#options.concurrency) : this.#options.concurrency;
   }
 
-  /** How many more messages a subscription should claim now; while held back, what it may send until the next turn. */
+  /** How many more messages a subscription should claim now; while paced, what it may send until the next turn. */
   #claimable(target: DeliveryTarget, now: number): number {
-    if (this.#pace.held) return target.freeSlots((BUSY_TURN_GAP_MS / BUSY_SEND_GAP_MS) * this.#slots());
+    if (this.#paced()) return Math.min(CLAIM_MOST, target.freeSlots((BUSY_TURN_GAP_MS / BUSY_SEND_GAP_MS) * this.#startsPerGap()));
     return Math.min(CLAIM_MOST, target.wanted(this.#slots(), now));
   }
 
-  /** How many of a subscription's attempts may start now: any number, but while deliveries are held back what is left of BUSY_SLOTS in its send gap. */
+  /** How many of a subscription's attempts may start now: any number, but while paced what is left of its send gap's starts. */
   #startsAllowed(target: DeliveryTarget, now: number): number {
-    return this.#pace.held ? target.startsLeft(now, BUSY_SEND_GAP_MS, BUSY_SLOTS) : Infinity;
+    return this.#paced() ? target.startsLeft(now, BUSY_SEND_GAP_MS, this.#startsPerGap()) : Infinity;
   }
 
   /** Starts the held messages of every subscription once `target`'s send gap is over (or sooner, for another's). */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CALM_WINDOWS, CATCH_UP_MS, DeliveryPace, MOST_CATCH_UP_WAIT_MS } from '../../src/webhooks/delivery-pace.js';
+import { CALM_WINDOWS, CATCH_UP_MS, DeliveryPace, MOST_CATCH_UP_WAIT_MS, RAMP_WINDOWS } from '../../src/webhooks/delivery-pace.js';
 
 /** A window every 100 ms, as the dispatcher takes them. */
 const WINDOW_MS = 100;
@@ -132,4 +132,36 @@ test('once creates stop, deliveries go at full pace at once, however long the wa
   pace.update(at + WINDOW_MS, { loop: 0.9, creating: true, createsPerSecond: 10_000 });
   const next = letGoAt(pace, at + 2 * WINDOW_MS, 60_000, { loop: 0.75, createsPerSecond: 24_000 })!;
   assert.ok(next - at <= CATCH_UP_MS + 2 * WINDOW_MS, `let go again after ${next - at} ms`);
+});
+
+test(`a catch-up starts at twice the held-back share and doubles it each window for ${RAMP_WINDOWS} windows, then goes at full pace`, () => {
+  const pace = new DeliveryPace();
+  let { now } = run(pace, 0, 500, { loop: 0.95, createsPerSecond: 5000 });
+  assert.equal(pace.share, 1, 'held back: the held-back share');
+  now = letGoAt(pace, now, 60_000, { loop: 0.6, createsPerSecond: 5000 })!;
+  const shares = [pace.share];
+  for (let window = 1; window <= RAMP_WINDOWS; window++) {
+    now += WINDOW_MS;
+    pace.update(now, { loop: 0.99, creating: true, createsPerSecond: 4600 });
+    shares.push(pace.share);
+  }
+  assert.deepEqual(shares, [...Array.from({ length: RAMP_WINDOWS }, (_, i) => 2 ** (i + 1)), Infinity]);
+});
+
+test('a catch-up that costs creates a fifth of their pace while it ramps up ends at once, and the next waits twice as long', () => {
+  const pace = new DeliveryPace();
+  let now = run(pace, 0, 300, { loop: 0.95, createsPerSecond: 24_000 }).now;
+  const tries: number[] = [];
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const at = letGoAt(pace, now, 60_000, { loop: 0.75, createsPerSecond: 24_000 })!;
+    tries.push(at);
+    // Its first window keeps the creates' pace; its second, at four times the held-back share, costs them a quarter.
+    assert.equal(pace.update(at + WINDOW_MS, { loop: 0.9, creating: true, createsPerSecond: 23_000 }), false, 'still ramping up');
+    assert.equal(pace.share, 4);
+    assert.equal(pace.update(at + 2 * WINDOW_MS, { loop: 0.9, creating: true, createsPerSecond: 18_000 }), true, 'held back once creates lose a quarter');
+    assert.equal(pace.share, 1);
+    now = at + 3 * WINDOW_MS;
+  }
+  const waits = tries.slice(1).map((at, i) => at - tries[i]! - 2 * WINDOW_MS);
+  assert.ok(Math.abs(waits[1]! - 2 * waits[0]!) <= 2 * WINDOW_MS, `waits ${waits.join(', ')} ms`);
 });
