@@ -110,6 +110,11 @@ export class DeliveryPace {
     return this.#rampWindow === 0 ? Infinity : 2 ** this.#rampWindow;
   }
 
+  /** Whether deliveries go at a share of their pace (held back, or a catch-up ramping up) rather than at full pace. */
+  get paced(): boolean {
+    return this.share !== Infinity;
+  }
+
   /** Takes one window's figures (at `now`, ms) and says whether deliveries are held back from now on. */
   update(now: number, window: LoadWindow): boolean {
     if (!window.creating) {

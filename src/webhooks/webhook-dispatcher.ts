@@ -44,10 +44,9 @@ export interface CreatesWriter {
  * three creates, so this share is kept small: at 540 a second the creates'
  * p99 on PostgreSQL grew to 1.9 times the durable floor's, at 160 a second
  * to 1.4-1.5 times, at 80 a second to 1.2-1.3 times in two runs of three
- * (bench/results/2026-12-02-held-share.md). The store work is
- * what a delivery costs the database, so it comes in turns twice as rare as
- * the attempts' small bursts, which keep the event loop's pauses as short
- * as the creates'.
+ * (bench/results/2026-12-02-held-share.md). The store work is what a
+ * delivery costs the database, so it comes in turns twice as rare as the
+ * attempts' small bursts, which keep the event loop's pauses short.
  */
 const BUSY_TURN_GAP_MS = 200;
 const BUSY_SEND_GAP_MS = 100;
@@ -187,12 +186,7 @@ export class WebhookDispatcher {
       });
       this.#window = { loop, plantsCommitted, at: now };
     }
-    return this.#paced() ? Math.max(0, this.#lastTurnAt + BUSY_TURN_GAP_MS - now) : 0;
-  }
-
-  /** Whether deliveries go at a share of their pace (held back, or a catch-up ramping up) rather than at full pace. */
-  #paced(): boolean {
-    return this.#pace.share !== Infinity;
+    return this.#pace.paced ? Math.max(0, this.#lastTurnAt + BUSY_TURN_GAP_MS - now) : 0;
   }
 
   /** Attempts a subscription may start in a send gap while paced: BUSY_SLOTS times the pace's share. */
@@ -202,18 +196,18 @@ export class WebhookDispatcher {
 
   /** Attempts a subscription may have in flight now. */
   #slots(): number {
-    return this.#paced() ? Math.min(this.#startsPerGap(), this.#options.concurrency) : this.#options.concurrency;
+    return this.#pace.paced ? Math.min(this.#startsPerGap(), this.#options.concurrency) : this.#options.concurrency;
   }
 
   /** How many more messages a subscription should claim now; while paced, what it may send until the next turn. */
   #claimable(target: DeliveryTarget, now: number): number {
-    if (this.#paced()) return Math.min(CLAIM_MOST, target.freeSlots((BUSY_TURN_GAP_MS / BUSY_SEND_GAP_MS) * this.#startsPerGap()));
+    if (this.#pace.paced) return Math.min(CLAIM_MOST, target.freeSlots((BUSY_TURN_GAP_MS / BUSY_SEND_GAP_MS) * this.#startsPerGap()));
     return Math.min(CLAIM_MOST, target.wanted(this.#slots(), now));
   }
 
   /** How many of a subscription's attempts may start now: any number, but while paced what is left of its send gap's starts. */
   #startsAllowed(target: DeliveryTarget, now: number): number {
-    return this.#paced() ? target.startsLeft(now, BUSY_SEND_GAP_MS, this.#startsPerGap()) : Infinity;
+    return this.#pace.paced ? target.startsLeft(now, BUSY_SEND_GAP_MS, this.#startsPerGap()) : Infinity;
   }
 
   /** Starts the held messages of every subscription once `target`'s send gap is over (or sooner, for another's). */
