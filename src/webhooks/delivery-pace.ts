@@ -41,16 +41,15 @@ const DISPLACED_SHARE = 0.7;
 const KEPT_SHARE = 0.9;
 /**
  * A catch-up does not start at full pace: its first window takes twice the
- * held-back share, and each window after in which creates kept KEPT_SHARE of
- * their pace doubles it, for this many windows; then full pace. A window in
- * which they fell below RAMP_KEPT_SHARE ends the catch-up as a displacing
- * one does. At full
- * pace from its first window, a try beside saturated creates on PostgreSQL
- * halved them for that window, and a 10 s measurement saw up to four such
- * tries: without them, the creates' p99 was 1.31 instead of 1.45 times the
- * durable floor's (bench/results/2026-12-02-held-share.md). Held back, a
- * subscription sends 80 a second; 2^6 times that is past what a process
- * delivers at full pace.
+ * held-back share, and each window after in which creates kept
+ * RAMP_KEPT_SHARE of their pace doubles it, for this many windows; then
+ * full pace. A window in which they did not ends the catch-up as a
+ * displacing one does. At full pace from its first window, a try beside
+ * saturated creates on PostgreSQL halved them for that window, and a 10 s
+ * measurement saw up to four such tries: without them, the creates' p99 was
+ * 1.31 instead of 1.45 times the durable floor's
+ * (bench/results/2026-12-02-held-share.md). Held back, a subscription sends
+ * 80 a second; 2^6 times that is past what a process delivers at full pace.
  */
 export const RAMP_WINDOWS = 6;
 /**
@@ -79,8 +78,7 @@ export interface LoadWindow {
  * keep the process: held while creates keep the loop busy; let go when they
  * have not for CALM_WINDOWS windows in a row, for a catch-up of at least
  * CATCH_UP_MS that ramps up (RAMP_WINDOWS), ends early if it slows the
- * creates down, and goes on
- * while it leaves them their pace (KEPT_SHARE). After each
+ * creates down, and goes on while it leaves them their pace (KEPT_SHARE). After each
  * catch-up that did, the next one waits twice as long as the last, up to
  * MOST_CATCH_UP_WAIT_MS; a catch-up that did not resets the wait.
  */
