@@ -148,17 +148,17 @@ test(`a catch-up starts at twice the held-back share and doubles it each window 
   assert.deepEqual(shares, [...Array.from({ length: RAMP_WINDOWS }, (_, i) => 2 ** (i + 1)), Infinity]);
 });
 
-test('a catch-up that costs creates a fifth of their pace while it ramps up ends at once, and the next waits twice as long', () => {
+test('a catch-up that displaces creates while it ramps up ends at once, and the next waits twice as long', () => {
   const pace = new DeliveryPace();
   let now = run(pace, 0, 300, { loop: 0.95, createsPerSecond: 24_000 }).now;
   const tries: number[] = [];
   for (let attempt = 0; attempt < 3; attempt++) {
     const at = letGoAt(pace, now, 60_000, { loop: 0.75, createsPerSecond: 24_000 })!;
     tries.push(at);
-    // Its first window keeps the creates' pace; its second, at four times the held-back share, costs them a quarter.
+    // Its first window keeps the creates' pace; its second, at four times the held-back share, costs them over 30 %.
     assert.equal(pace.update(at + WINDOW_MS, { loop: 0.9, creating: true, createsPerSecond: 23_000 }), false, 'still ramping up');
     assert.equal(pace.share, 4);
-    assert.equal(pace.update(at + 2 * WINDOW_MS, { loop: 0.9, creating: true, createsPerSecond: 18_000 }), true, 'held back once creates lose a quarter');
+    assert.equal(pace.update(at + 2 * WINDOW_MS, { loop: 0.9, creating: true, createsPerSecond: 16_000 }), true, 'held back once creates lose a third');
     assert.equal(pace.share, 1);
     now = at + 3 * WINDOW_MS;
   }
