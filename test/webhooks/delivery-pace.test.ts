@@ -155,8 +155,8 @@ test('a catch-up that displaces creates while it ramps up ends at once, and the 
   for (let attempt = 0; attempt < 3; attempt++) {
     const at = letGoAt(pace, now, 60_000, { loop: 0.75, createsPerSecond: 24_000 })!;
     tries.push(at);
-    // Its first window keeps the creates' pace; its second, at four times the held-back share, costs them over 30 %.
-    assert.equal(pace.update(at + WINDOW_MS, { loop: 0.9, creating: true, createsPerSecond: 23_000 }), false, 'still ramping up');
+    // Its first window reads the creates a quarter down, as one noisy window can; its second, at four times the held-back share, over 30 %.
+    assert.equal(pace.update(at + WINDOW_MS, { loop: 0.9, creating: true, createsPerSecond: 18_000 }), false, 'still ramping up after a fall of a quarter');
     assert.equal(pace.share, 4);
     assert.equal(pace.update(at + 2 * WINDOW_MS, { loop: 0.9, creating: true, createsPerSecond: 16_000 }), true, 'held back once creates lose a third');
     assert.equal(pace.share, 1);
