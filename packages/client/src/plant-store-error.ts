@@ -1,4 +1,5 @@
 import type { components } from './generated/openapi.js';
+import { retryAfterSeconds } from './retry-after.js';
 
 /** The body of every error answer of the service: its `error` is the HTTP status, its `code` names the error. */
 export type ErrorBody = components['schemas']['Error'];
@@ -25,14 +26,19 @@ export type PlantStoreErrorCode = ErrorBody['code'] | 'NETWORK_ERROR' | 'TIMEOUT
  * `code` says which (see PlantStoreErrorCode); `status` is the HTTP status,
  * undefined when nothing answered; `error` and `message` come from the
  * answer's Error body (from the status and its text when the service's body
- * is not there); `retryAfter` is the answer's `Retry-After` in seconds, when
- * sent; `cause` is what `fetch` threw, for a failure without an answer.
+ * is not there); `retryAfter` is the answer's `Retry-After` in seconds,
+ * undefined when it sent none or one that is neither delta-seconds nor an
+ * HTTP-date; `cause` is what `fetch` threw, for a failure without an answer.
+ *
+ * A 429 (`RATE_LIMITED`, `TOO_MANY_AUTH_FAILURES`) is never retried by the
+ * client: whether to wait `retryAfter` and send again is the caller's call.
  */
 export class PlantStoreError extends Error {
   override readonly name = 'PlantStoreError';
   readonly code: PlantStoreErrorCode;
   readonly status: number | undefined;
   readonly error: number | undefined;
+  /** Seconds to wait before trying again, from the answer's `Retry-After`; undefined when it had no valid one. */
   readonly retryAfter: number | undefined;
 
   constructor(init: {
@@ -58,7 +64,7 @@ export class PlantStoreError extends Error {
       message: body?.message ?? `${status} ${statusText}`.trim(),
       status,
       error: body?.error ?? status,
-      retryAfter: parseRetryAfter(retryAfterHeader),
+      retryAfter: retryAfterSeconds(retryAfterHeader),
     });
   }
 
@@ -88,13 +94,4 @@ function innermostMessage(error: unknown): string {
   let inner = error;
   while (inner instanceof Error && inner.cause instanceof Error) inner = inner.cause;
   return inner instanceof Error ? inner.message : String(inner);
-}
-
-/** `Retry-After` in seconds: a number of seconds, or an HTTP date (RFC 9110, section 10.2.3). */
-function parseRetryAfter(header: string | null): number | undefined {
-  if (header === null) return undefined;
-  const value = header.trim();
-  if (/^\d+$/.test(value)) return Number(value);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
 }
