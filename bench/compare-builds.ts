@@ -13,7 +13,9 @@
 // every build's store has one subscription, delivering to the benchmark's receiver (on the load
 // generator's core) while the load runs, as in `npm run bench -- --webhook`, and the deliveries a second
 // that arrived during the measurement are reported too; a TARGET ending in `@unsubscribed` is that build
-// without the subscription, so that one run tells what the subscription costs. As in `npm run bench`,
+// without the subscription, so that one run tells what the subscription costs. A TARGET ending in
+// `@rate-limited` is that build under RATE_LIMIT=BENCH_RATE_LIMIT, a policy the load never exhausts, so
+// that every create takes from its client's quota and one run tells what the limiter costs. As in `npm run bench`,
 // each measurement follows 2 s of warm-up on its own connections. On PostgreSQL the database's CPU a
 // request is reported beside the server's (every `postgres` process on the machine). Stores are prepared
 // with this checkout's migrations: a build older than the schema refuses to start on them.
@@ -41,7 +43,9 @@ const { values, positionals: targets } = parseArgs({
   },
 });
 if (targets.length === 0) throw new Error('name at least one target: floor, or the folder of a build');
-const FORMS = ['multi-host', 'unsubscribed'];
+const FORMS = ['multi-host', 'unsubscribed', 'rate-limited'];
+/** 100 million creates an hour: above any rate this machine reaches, so none is refused, and a slice lasts its whole second. */
+const BENCH_RATE_LIMIT = '100000000/1h';
 /** A target's folder (or `floor`, `baseline`) and the form after its `@`, if any: a form not in FORMS is refused. */
 function parseTarget(target: string): { folder: string; form: string | undefined } {
   const [folder, form] = target.split('@') as [string, string | undefined];
@@ -85,7 +89,13 @@ for (let round = 1; round <= Number(values.rounds); round++) {
           : [process.execPath, ...build!.flags, `${folder}/bin/plantstore`, 'serve', '--port', String(port)];
     const [file, ...args] = taskset(0, command);
     const databaseUrl = form === 'multi-host' ? multiHostUrl(bench.url) : bench.url;
-    const env = { ...process.env, ...build?.env, BASELINE_TOKEN: bench.token, DATABASE_URL: databaseUrl };
+    const env = {
+      ...process.env,
+      ...build?.env,
+      BASELINE_TOKEN: bench.token,
+      DATABASE_URL: databaseUrl,
+      ...(form === 'rate-limited' ? { RATE_LIMIT: BENCH_RATE_LIMIT } : {}),
+    };
     let receiver: BenchReceiver | undefined;
     if (values.webhook && build !== undefined && form !== 'unsubscribed') {
       receiver = await startReceiver(pinned ? 1 : undefined);

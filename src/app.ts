@@ -22,6 +22,7 @@ import { Metrics } from './observability/metrics.js';
 import { recordCompletion } from './observability/request-completed.js';
 import { requestLogger } from './observability/request-logger.js';
 import { GroupCommit } from './plants/group-commit.js';
+import { RateLimiter } from './rate-limits/rate-limiter.js';
 import type { Store } from './store/store.js';
 import { createTokenVerifier, type TokenSettings } from './tokens/create-token-verifier.js';
 import { TokenUses } from './tokens/token-uses.js';
@@ -55,6 +56,7 @@ export type AppConfig = TokenSettings &
     | 'keepAliveTimeoutMs'
     | 'authFailureLimit'
     | 'authFailureWindowMs'
+    | 'rateLimit'
     | 'metricsToken'
     | 'trustProxy'
     | 'docs'
@@ -92,7 +94,8 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
   });
   const tokenUseWriter = new TokenUseWriter(store, tokenUses, logger);
   const limiter = new AuthFailureLimiter({ limit: config.authFailureLimit, windowMs: config.authFailureWindowMs });
-  const pipeline = new CreatePipeline({ writer, verifier, limiter, metrics });
+  const rateLimiter = rateLimiterOf(store, logger);
+  const pipeline = new CreatePipeline({ writer, verifier, limiter, metrics, rateLimiter, defaultRateLimit: config.rateLimit });
   const record = recordCompletion(logger, metrics);
   const direct = directCreate({
     pipeline,
@@ -142,10 +145,14 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
   app.decorate('stopping', false);
   app.decorate('tokenVerifier', verifier);
   app.decorateRequest('caller', null);
+  app.decorateRequest('rateLimited', undefined);
   app.addHook('onClose', () => writer.drain());
   // The tokens' last uses are written every few seconds while the app runs, and once more as it closes.
   app.addHook('onReady', async () => tokenUseWriter.start());
   app.addHook('onClose', () => tokenUseWriter.stop());
+  // Slices of quota in hand are given back after their hold, and all of them as the app closes.
+  app.addHook('onReady', async () => rateLimiter.start());
+  app.addHook('onClose', () => rateLimiter.stop());
   addGlobalHooks(app, record);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(async (request) => {
@@ -160,6 +167,17 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
   if (config.docs) docsRoutes(app);
   plantsRoute(app, pipeline);
   return app;
+}
+
+/** The rate limits' share of the store; what it cannot give back or prune is logged, at most a line per interval. */
+function rateLimiterOf(store: Store, logger: { warn(fields: object, message: string): void }): RateLimiter {
+  const lines = new LogThrottle(REFUSED_CONNECTION_LOG_INTERVAL_MS);
+  return new RateLimiter(store.rateLimits, {
+    onError: (error) => {
+      const unlogged = lines.take();
+      if (unlogged !== undefined) logger.warn({ err: error, unlogged }, 'rate limit slices could not be given back to the store; their creates refill in time');
+    },
+  });
 }
 
 /** MAX_CONNECTIONS_PER_ADDRESS, counting and logging what it refuses; undefined when it is 0. */

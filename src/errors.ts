@@ -43,6 +43,11 @@ export const errorCatalogue = {
     status: 429,
     message: 'Too many failed authentications from this address; retry after the time in Retry-After',
   },
+  RATE_LIMITED: {
+    status: 429,
+    message: "This client has used its quota of creates; retry after the time in Retry-After",
+    // Retry-After and the RateLimit fields are the answer's own (rate-limits/rate-limiter.ts).
+  },
   TOO_MANY_CONNECTIONS: {
     status: 429,
     // Written as a connection opens, before any request is read; the server then closes it (connections-per-address.ts).

@@ -23,6 +23,7 @@ Commands:
   token list [--json]       list tokens
   token revoke ID_OR_NAME   revoke a token
   token rotate NAME         give a token a new secret; the old one works for a grace (24h by default)
+  token update NAME --rate-limit N/DURATION  give a token its own rate limit (--no-rate-limit: RATE_LIMIT's)
   webhook add URL           subscribe a URL to every new plant; prints its signing secret
   webhook list [--json]     list webhook subscriptions with their backlog and errors
   webhook remove ID         stop deliveries to a subscription

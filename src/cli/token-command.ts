@@ -1,4 +1,5 @@
 import { STORE_SETTINGS } from '../config.js';
+import { parseRatePolicy, RATE_POLICY_SHAPE } from '../rate-limits/rate-policy.js';
 import type { TokenRecord } from '../store/store.js';
 import { tokenNameProblem } from '../tokens/api-token.js';
 import { parseDuration } from '../tokens/duration.js';
@@ -10,12 +11,14 @@ import { type CommandContext, CommandFailed, helpText, parseCommandLine, runSubc
 import { terminalJson, terminalText } from './terminal-text.js';
 
 const DURATIONS = 'DURATION is a number and a unit: 90s, 15m, 12h, 30d, 2w.';
+const RATE_LIMITS = `--rate-limit N/DURATION (600/1m; s, m or h) gives the token its own policy; without\nit the token is under the server's RATE_LIMIT.`;
 
 const help = {
   create: helpText(
-    'plantstore token create --name NAME [--expires-in DURATION] [--replace]',
+    'plantstore token create --name NAME [--expires-in DURATION] [--rate-limit N/DURATION] [--replace]',
     'Creates an API token and prints it, alone, on stdout; it is shown only this once.\n' +
       `${DURATIONS} Without it the token does not expire.\n` +
+      `${RATE_LIMITS}\n` +
       'A name held by an active token is refused; with --replace, the tokens of that name are\n' +
       'revoked and the new one takes their place, so a script can run again.',
     STORE_SETTINGS,
@@ -23,7 +26,8 @@ const help = {
   list: helpText(
     'plantstore token list [--json]',
     'Lists every token (never the token itself): id, name, status (active, retiring, revoked,\n' +
-      `expired), dates, and its last use: servers write uses every ${TOKEN_USE_WRITE_INTERVAL_MS / 1000} seconds and as they stop.\n` +
+      'expired), rate limit (default: under the server\'s RATE_LIMIT), dates, and its last use:\n' +
+      `servers write uses every ${TOKEN_USE_WRITE_INTERVAL_MS / 1000} seconds and as they stop.\n` +
       'JWT clients have no token here: their requests are in the access log.',
     STORE_SETTINGS,
   ),
@@ -38,32 +42,46 @@ const help = {
     'Gives the active token NAME a new secret: prints the new token, alone, on stdout. The old one\n' +
       'goes on working (status retiring) for the grace, 24h by default, 0 to stop it at once, so its\n' +
       'clients can be switched with no downtime; stderr says until when.\n' +
-      `${DURATIONS}\nWithout --expires-in the new token lives as long as the old one was made to.`,
+      `${DURATIONS}\nWithout --expires-in the new token lives as long as the old one was made to.\n` +
+      'The new token keeps the old one\'s rate limit.',
+    STORE_SETTINGS,
+  ),
+  update: helpText(
+    'plantstore token update NAME (--rate-limit N/DURATION | --no-rate-limit)',
+    'Sets the rate limit of the tokens NAME that still work (active, or retiring after a rotation).\n' +
+      '--rate-limit N/DURATION (600/1m; s, m or h) gives them their own policy; --no-rate-limit\n' +
+      'puts them back under the server\'s RATE_LIMIT. Running servers apply it within one second.',
     STORE_SETTINGS,
   ),
 };
 
 export const tokenHelp = helpText(
-  'plantstore token <create|list|revoke|rotate> [options]',
+  'plantstore token <create|list|revoke|rotate|update> [options]',
   'Manages API tokens in the store named by DATABASE_URL, also while a server runs on it.\n' +
     'Run `plantstore token SUBCOMMAND --help` for the options of each.',
 );
 
 export function tokenCommand(argv: readonly string[], context: CommandContext): Promise<number> {
-  return runSubcommand('token', { create: createToken, list: listTokens, revoke: revokeToken, rotate: rotate }, tokenHelp, argv, context);
+  return runSubcommand('token', { create: createToken, list: listTokens, revoke: revokeToken, rotate: rotate, update: updateToken }, tokenHelp, argv, context);
 }
 
 async function createToken(argv: readonly string[], context: CommandContext): Promise<number> {
   const { values } = parseCommandLine(argv, {
-    options: { name: { type: 'string' }, 'expires-in': { type: 'string' }, replace: { type: 'boolean' } },
+    options: { name: { type: 'string' }, 'expires-in': { type: 'string' }, 'rate-limit': { type: 'string' }, replace: { type: 'boolean' } },
     settingNames: STORE_SETTINGS,
   });
   if (values.help) return printHelp(context, help.create);
   if (values.name === undefined) throw new UsageError('token create needs --name NAME');
   const name = checkedName(values.name);
   const expiresInMs = optionalDuration('--expires-in', values['expires-in']);
+  const rateLimit = values['rate-limit'] === undefined ? undefined : rateLimitText(values['rate-limit']);
   return withStore(values, context, async (store) => {
-    const result = await issueToken(store, { name, replace: values.replace === true, ...(expiresInMs === undefined ? {} : { expiresInMs }) });
+    const result = await issueToken(store, {
+      name,
+      replace: values.replace === true,
+      ...(expiresInMs === undefined ? {} : { expiresInMs }),
+      ...(rateLimit === undefined ? {} : { rateLimit }),
+    });
     if (!result.issued) {
       throw result.reason === 'invalid-name' ? new UsageError(result.problem) : new CommandFailed(result.problem);
     }
@@ -104,6 +122,7 @@ async function listTokens(argv: readonly string[], context: CommandContext): Pro
       id: token.id,
       name: token.name,
       status: tokenStatus(token, now),
+      rateLimit: token.rateLimit,
       createdAt: token.createdAt.toISOString(),
       expiresAt: token.expiresAt?.toISOString() ?? null,
       revokedAt: token.revokedAt?.toISOString() ?? null,
@@ -113,9 +132,18 @@ async function listTokens(argv: readonly string[], context: CommandContext): Pro
       context.stdout.write(`${terminalJson(JSON.stringify(rows, null, 2))}\n`);
       return 0;
     }
-    const table = [['ID', 'NAME', 'STATUS', 'CREATED', 'EXPIRES', 'REVOKED', 'LAST USED']].concat(
-      // A name is checked when it is made, but a store copied from elsewhere holds whatever that one did.
-      rows.map((row) => [String(row.id), terminalText(row.name), row.status, row.createdAt, row.expiresAt ?? '-', row.revokedAt ?? '-', row.lastUsedAt ?? '-']),
+    const table = [['ID', 'NAME', 'STATUS', 'RATE LIMIT', 'CREATED', 'EXPIRES', 'REVOKED', 'LAST USED']].concat(
+      // A name or rate limit is checked when it is written, but a store copied from elsewhere holds whatever that one did.
+      rows.map((row) => [
+        String(row.id),
+        terminalText(row.name),
+        row.status,
+        row.rateLimit === null ? 'default' : terminalText(row.rateLimit),
+        row.createdAt,
+        row.expiresAt ?? '-',
+        row.revokedAt ?? '-',
+        row.lastUsedAt ?? '-',
+      ]),
     );
     writeTable(context, table);
     return 0;
@@ -133,6 +161,32 @@ async function revokeToken(argv: readonly string[], context: CommandContext): Pr
     const revoked = await store.revokeToken(ref, new Date());
     if (revoked.length === 0) throw new CommandFailed(`no active token with ${'id' in ref ? 'id' : 'name'} ${JSON.stringify(target)}`);
     for (const token of revoked) context.stderr.write(`Revoked token ${token.id} (${terminalText(token.name)}).\n`);
+    return 0;
+  });
+}
+
+async function updateToken(argv: readonly string[], context: CommandContext): Promise<number> {
+  const { values, positionals } = parseCommandLine(argv, {
+    options: { 'rate-limit': { type: 'string' }, 'no-rate-limit': { type: 'boolean' } },
+    settingNames: STORE_SETTINGS,
+    positionals: 1,
+  });
+  if (values.help) return printHelp(context, help.update);
+  if (positionals[0] === undefined) throw new UsageError('token update needs the NAME of a token');
+  const name = checkedName(positionals[0]);
+  const cleared = values['no-rate-limit'] === true;
+  if (cleared && values['rate-limit'] !== undefined) throw new UsageError('token update takes --rate-limit or --no-rate-limit, not both');
+  if (!cleared && values['rate-limit'] === undefined) throw new UsageError('token update needs --rate-limit N/DURATION or --no-rate-limit');
+  const rateLimit = cleared ? null : rateLimitText(values['rate-limit']!);
+  return withStore(values, context, async (store) => {
+    const updated = await store.setTokenRateLimit(name, rateLimit);
+    if (updated.length === 0) throw new CommandFailed(`no active token named ${JSON.stringify(name)} to update; create one with token create`);
+    for (const token of updated) {
+      const policy = token.rateLimit === null ? "the server's RATE_LIMIT" : `its own rate limit ${terminalText(token.rateLimit)}`;
+      context.stderr.write(`Token ${token.id} (${terminalText(token.name)}) is now under ${policy}.\n`);
+    }
+    // Servers look a token up again once TOKEN_CACHE_TTL_MS (at most 1000 ms) has passed.
+    context.stderr.write('Running servers apply it within one second.\n');
     return 0;
   });
 }
@@ -162,6 +216,13 @@ function optionalDuration(flag: string, text: string | undefined): number | unde
   const milliseconds = parseDuration(text);
   if (milliseconds === undefined) throw new UsageError(`${flag} must be a duration such as 90s, 15m, 12h, 30d or 2w, got ${JSON.stringify(text)}`);
   return milliseconds;
+}
+
+/** A --rate-limit value as the canonical text the store keeps, checked before the store is opened. */
+function rateLimitText(text: string): string {
+  const policy = parseRatePolicy(text, 'token');
+  if (policy === undefined) throw new UsageError(`--rate-limit must be ${RATE_POLICY_SHAPE}, got ${JSON.stringify(text)}`);
+  return policy.text;
 }
 
 /** --grace: a duration, or 0 for none. */

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { B64TOKEN } from '../http/bearer-token.js';
+import { parseRatePolicy, RATE_POLICY_SHAPE, type RatePolicy } from '../rate-limits/rate-policy.js';
 import { keySetProblem } from '../tokens/jwt/key-set-document.js';
 import { keyServerUrlProblem } from '../tokens/jwt/key-server-url.js';
 import { ConfigError } from './config-error.js';
@@ -99,4 +100,11 @@ export function parseKeySetFile(text: string, source: string): string {
   const problem = keySetProblem(document);
   if (problem !== undefined) throw new ConfigError(`${source} must hold a JSON Web Key Set: ${problem}`);
   return path;
+}
+
+/** RATE_LIMIT: `N/DURATION`, the policy named `default`. */
+export function parseRateLimit(text: string, source: string): RatePolicy {
+  const policy = parseRatePolicy(text, 'default');
+  if (policy === undefined) throw new ConfigError(`${source} must be ${RATE_POLICY_SHAPE}, got ${JSON.stringify(text)}`);
+  return policy;
 }

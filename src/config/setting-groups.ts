@@ -52,6 +52,7 @@ export const SERVE_SETTINGS = [
   'trustProxy',
   'authFailureLimit',
   'authFailureWindowMs',
+  'rateLimit',
   'metricsToken',
   ...JWT_SETTINGS,
   ...WEBHOOK_SETTINGS,

@@ -1,4 +1,5 @@
 import { type DatabaseLocation, parseDatabaseUrl } from './database-url.js';
+import type { RatePolicy } from '../rate-limits/rate-policy.js';
 import { LOG_LEVELS, type LogLevel } from './log-levels.js';
 import {
   parseBearerSecret,
@@ -7,6 +8,7 @@ import {
   parseKeyServerUrl,
   parseKeySetFile,
   parseOneOf,
+  parseRateLimit,
   parseTrustProxy,
   parseWord,
 } from './parsers.js';
@@ -182,6 +184,15 @@ export const settings = {
     default: 60_000, // milliseconds
     help: 'the window of AUTH_FAILURE_LIMIT, in ms',
     parse: (text, source) => parseInteger(text, source, 1000, 86_400_000),
+  }),
+  // One quota a client across every process and instance on the store (rate-limits/rate-limiter.ts).
+  // A token's own policy (token create --rate-limit) comes first; a JWT client is counted by its sub.
+  rateLimit: defineSetting<RatePolicy | undefined>({
+    env: 'RATE_LIMIT',
+    default: undefined,
+    help: "creates a client (a token, a JWT's sub) may make, as N/DURATION (600/1m; s, m, h), unless its token has its own (off: no limit)",
+    parse: parseRateLimit,
+    show: (policy) => policy?.text ?? 'off',
   }),
   // A secret, so it is shown masked wherever settings are shown.
   metricsToken: defineSetting<string | undefined>({

@@ -5,6 +5,9 @@ import type { Metrics } from '../observability/metrics.js';
 import { createPlant } from '../plants/create-plant.js';
 import type { NewPlant } from '../plants/plant.js';
 import type { PlantWriter } from '../plants/plant-writer.js';
+import { clientKey } from '../rate-limits/client-key.js';
+import type { RateDecision, RateLimiter, RateLimitHeaders } from '../rate-limits/rate-limiter.js';
+import type { PolicyName, RatePolicy } from '../rate-limits/rate-policy.js';
 import type { Caller, TokenVerifier, Verification } from '../tokens/token-verifier.js';
 import type { ExtraHeaders } from './answer-headers.js';
 import type { AuthFailureLimiter } from './auth-failure-limiter.js';
@@ -19,11 +22,18 @@ export interface CreatePipelineDeps {
   verifier: TokenVerifier;
   limiter: AuthFailureLimiter;
   metrics: Metrics;
+  rateLimiter: RateLimiter;
+  /** RATE_LIMIT: the policy of every client without one of its own; undefined for none. */
+  defaultRateLimit: RatePolicy | undefined;
 }
 
 /** A request that the pipeline answers: its logger, read only when a line is logged, and where its answer goes. */
 export interface PendingCreate {
   readonly log: RequestLog;
+  /** Who the request acts for: its token was accepted before the body was read. */
+  readonly caller: Caller;
+  /** Set to the policy that refused the create, for the access line. */
+  rateLimited: PolicyName | undefined;
   /** Writes the answer: `body` is JSON, `headers` an error's own (Retry-After, WWW-Authenticate), or undefined. */
   answer(status: number, body: string, headers: ExtraHeaders): void;
 }
@@ -43,7 +53,10 @@ export type AdmitCallback = (refusal: ServiceError | undefined, caller?: Caller)
  *
  * The steps, in order: the bearer token (401, 403, 429, 503), the media
  * type (415), then from the body's text the exact parse (400), validation
- * against the contract's NewPlant (400), and the create (200, 409, 503).
+ * against the contract's NewPlant (400), the caller's rate limit (429), and
+ * the create (200, 409, 503). Only a create that passes validation takes
+ * from the quota; every answer from the media type on carries the RateLimit
+ * fields of a caller under a policy.
  */
 export class CreatePipeline {
   readonly #deps: CreatePipelineDeps;
@@ -83,45 +96,75 @@ export class CreatePipeline {
         this.#refuseToken(verification, address, request, done);
         return;
       }
+      const { caller } = verification;
       const problem = mediaTypeProblem(headers['content-type']);
-      if (problem === undefined) done(undefined, verification.caller);
-      else done(new ServiceError('UNSUPPORTED_MEDIA_TYPE', { detail: problem }), verification.caller);
+      if (problem === undefined) done(undefined, caller);
+      else done(new ServiceError('UNSUPPORTED_MEDIA_TYPE', { detail: problem, headers: this.#rateFields(caller) ?? {} }), caller);
     };
     const remembered = this.#deps.verifier.verifyRemembered(token);
     if (remembered !== undefined) decide(remembered);
     else this.#deps.verifier.verify(token).then(decide, (error: unknown) => done(error as ServiceError));
   }
 
-  /** The body's text to its answer: the exact parse, validation, then the create. */
+  /** The body's text to its answer: the exact parse, validation, the rate limit, then the create. */
   create(text: string, request: PendingCreate): void {
     let plant: NewPlant;
     try {
       plant = readNewPlant(text);
     } catch (error) {
-      this.fail(request, error);
+      this.fail(request, error, this.#rateFields(request.caller));
       return;
     }
+    // With no policy, the one property read and comparison is all a limit costs.
+    const policy = request.caller.rateLimit ?? this.#deps.defaultRateLimit;
+    if (policy === undefined) {
+      this.#create(plant, request, undefined);
+      return;
+    }
+    const decision = this.#deps.rateLimiter.take(clientKey(request.caller), policy);
+    if (decision instanceof Promise) decision.then((taken) => this.#decided(plant, request, taken), (error: unknown) => this.fail(request, error));
+    else this.#decided(plant, request, decision);
+  }
+
+  #decided(plant: NewPlant, request: PendingCreate, decision: RateDecision): void {
+    if (decision.allowed) {
+      this.#create(plant, request, decision.headers);
+      return;
+    }
+    const name = decision.policy.name;
+    this.#deps.metrics.rateLimited.inc({ policy: name });
+    request.rateLimited = name;
+    this.fail(request, new ServiceError('RATE_LIMITED', { detail: `retry in ${decision.retryAfterSeconds} s`, headers: decision.headers }));
+  }
+
+  #create(plant: NewPlant, request: PendingCreate, rateFields: RateLimitHeaders | undefined): void {
     const metrics = this.#deps.metrics;
     try {
       createPlant(this.#deps.writer, plant, (error, created) => {
         if (error === undefined) {
           metrics.countCreate(created!.outcome);
-          request.answer(200, serializePlant(created!.plant), undefined);
+          request.answer(200, serializePlant(created!.plant), rateFields);
           return;
         }
         if (error instanceof ServiceError && error.code === 'PLANT_CONFLICT') metrics.countCreate('conflict');
-        this.fail(request, error);
+        this.fail(request, error, rateFields);
       });
     } catch (error) {
       // A plant that no store can keep is refused before anything is queued.
-      this.fail(request, error);
+      this.fail(request, error, rateFields);
     }
   }
 
-  /** Answers `request` with any error as its catalogue entry, logged. */
-  fail(request: PendingCreate, error: unknown): void {
+  /** The RateLimit fields of a caller under a policy, as this process knows them; undefined for one under none. */
+  #rateFields(caller: Caller): RateLimitHeaders | undefined {
+    const policy = caller.rateLimit ?? this.#deps.defaultRateLimit;
+    return policy === undefined ? undefined : this.#deps.rateLimiter.headers(clientKey(caller), policy);
+  }
+
+  /** Answers `request` with any error as its catalogue entry, logged, and `extra` headers (the RateLimit fields). */
+  fail(request: PendingCreate, error: unknown, extra?: RateLimitHeaders): void {
     const answer = errorAnswer(error, request.log);
-    request.answer(answer.status, answer.body, answer.headers);
+    request.answer(answer.status, answer.body, extra === undefined ? answer.headers : { ...answer.headers, ...extra });
   }
 
   #refuseToken(verification: Verification & { valid: false }, address: string, request: { readonly log: RequestLog }, done: AdmitCallback): void {

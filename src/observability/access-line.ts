@@ -1,5 +1,6 @@
 import type { ByteLines } from './logger.js';
 import { INFO } from './pino-internals.js';
+import type { PolicyName } from '../rate-limits/rate-policy.js';
 import type { Caller } from '../tokens/token-verifier.js';
 
 /**
@@ -15,6 +16,8 @@ export interface CompletedRequest {
   /** The client's address: the peer, or behind TRUST_PROXY the one X-Forwarded-For gives. */
   readonly ip: string | undefined;
   readonly caller: Caller | null;
+  /** The rate limit policy that refused it (429), if one did. */
+  readonly rateLimited?: PolicyName | undefined;
   /** The request's own logger, for the access line when lines are not JSON on stdout (a terminal's pretty lines). */
   readonly log: { info(fields: object, message: string): void };
 }
@@ -30,6 +33,7 @@ export function accessFields(request: CompletedRequest, status: number, seconds:
     token: request.caller?.name,
     sub: request.caller?.subject,
     iss: request.caller?.issuer,
+    rateLimit: request.rateLimited,
   };
 }
 
@@ -67,6 +71,7 @@ export class AccessLines {
   #route = Buffer.alloc(0);
   #ip: string | undefined = '';
   #caller: Caller | null | undefined = undefined;
+  #rateLimited: PolicyName | undefined = undefined;
   #client = Buffer.alloc(0);
 
   /** `bindings`: the logger's bindings as pino serialised them (`,"pid":…,"hostname":…`). */
@@ -106,13 +111,15 @@ export class AccessLines {
     return this.#route;
   }
 
-  /** `,"ip":…` and who the request acted for, then the message and the line's end. */
+  /** `,"ip":…`, who the request acted for and the policy that refused it, then the message and the line's end. */
   #clientPart(request: CompletedRequest): Buffer {
-    const { ip, caller } = request;
-    if (ip !== this.#ip || caller !== this.#caller) {
+    const { ip, caller, rateLimited } = request;
+    if (ip !== this.#ip || caller !== this.#caller || rateLimited !== this.#rateLimited) {
       this.#ip = ip;
       this.#caller = caller;
-      this.#client = bytes(`${ip === undefined ? '' : `,"ip":${JSON.stringify(ip)}`}${who(caller)},"msg":"request"}\n`);
+      this.#rateLimited = rateLimited;
+      const policy = rateLimited === undefined ? '' : `,"rateLimit":"${rateLimited}"`;
+      this.#client = bytes(`${ip === undefined ? '' : `,"ip":${JSON.stringify(ip)}`}${who(caller)}${policy},"msg":"request"}\n`);
     }
     return this.#client;
   }

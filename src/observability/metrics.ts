@@ -57,6 +57,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Creates refused over a client's rate limit, by policy (default, token): never by client, whose number has no bound. */
+  readonly rateLimited = new Counter({
+    name: 'plantstore_rate_limited_total',
+    help: 'Creates answered 429 over a client rate limit, by policy: default (RATE_LIMIT) or token (a token of its own)',
+    labelNames: ['policy'] as const,
+    registers: [this.registry],
+  });
+
   /** Bearer tokens looked up in the store (see `LookupOutcome`): a token in use is only refreshed, every half TOKEN_CACHE_TTL_MS. */
   readonly tokenLookups = new Counter({
     name: 'plantstore_token_lookups_total',

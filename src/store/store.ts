@@ -1,5 +1,6 @@
 import { type NewPlant, samePlant } from '../plants/plant.js';
 import type { CreatePlantResult, PlantBatchWriter } from '../plants/plant-writer.js';
+import type { RateLimitStore } from './rate-limit-store.js';
 import type { WebhookStore } from './webhook-store.js';
 
 export { CREATED, type CreatePlantResult } from '../plants/plant-writer.js';
@@ -17,6 +18,9 @@ export { CREATED, type CreatePlantResult } from '../plants/plant-writer.js';
 export interface Store extends PlantBatchWriter {
   /** Webhook subscriptions and the outbox that `createPlants` writes into. */
   readonly webhooks: WebhookStore;
+
+  /** The token buckets of the rate limits, one quota a client across every process on the store. */
+  readonly rateLimits: RateLimitStore;
 
   /** Up to `limit` plants with an id greater than `after` (all when absent), by ascending id. */
   listPlants(page: { after?: bigint; limit: number }): Promise<NewPlant[]>;
@@ -75,6 +79,14 @@ export interface Store extends PlantBatchWriter {
   ): Promise<{ record: TokenRecord; retired: TokenRecord[] } | 'no-active-token' | 'name-taken'>;
 
   /**
+   * Gives the tokens of `name` that still work (the active one and any
+   * retiring after a rotation) the rate limit `rateLimit` (`600/1m`), or
+   * RATE_LIMIT's when null. Resolves the tokens changed; none when no token
+   * of that name still works.
+   */
+  setTokenRateLimit(name: string, rateLimit: string | null): Promise<TokenRecord[]>;
+
+  /**
    * Moves each token's `lastUsedAt` forward to its use, never back: several
    * processes write the same tokens, each what it saw. Called every few
    * seconds with what a server noted in memory, never per request.
@@ -112,6 +124,8 @@ export interface TokenRecord {
   revokedAt: Date | null;
   /** Its latest use that a server has written, within a few seconds of it; null when none has. */
   lastUsedAt: Date | null;
+  /** Its own rate limit as written (`600/1m`); null when it is under RATE_LIMIT's. */
+  rateLimit: string | null;
 }
 
 /** One token's latest use seen by a server. */
@@ -135,6 +149,8 @@ export interface NewTokenRecord {
   hash: string;
   createdAt: Date;
   expiresAt: Date | null;
+  /** Its own rate limit (`600/1m`); absent or null for RATE_LIMIT's. */
+  rateLimit?: string | null;
 }
 
 export type TokenRef = { id: number } | { name: string };

@@ -10,17 +10,19 @@ export type IssueResult =
  * never stored. A name held by an active token is refused, unless `replace`:
  * then the tokens of that name that still work are revoked in the same
  * transaction, so a script can run again and get a working token.
+ * `rateLimit` is the token's own policy as canonical text (`600/1m`);
+ * without it the token is under RATE_LIMIT's.
  */
 export async function issueToken(
   store: Store,
-  request: { name: string; expiresInMs?: number; replace?: boolean },
+  request: { name: string; expiresInMs?: number; replace?: boolean; rateLimit?: string },
   now: Date = new Date(),
 ): Promise<IssueResult> {
   const problem = tokenNameProblem(request.name);
   if (problem !== undefined) return { issued: false, reason: 'invalid-name', problem };
   const token = generateToken();
   const expiresAt = request.expiresInMs === undefined ? null : new Date(now.getTime() + request.expiresInMs);
-  const record = { name: request.name, hash: hashToken(token), createdAt: now, expiresAt };
+  const record = { name: request.name, hash: hashToken(token), createdAt: now, expiresAt, rateLimit: request.rateLimit ?? null };
   const stored = request.replace === true ? await store.replaceToken(record, now, { requireActive: false }) : await store.insertToken(record);
   if (stored === 'name-taken' || stored === 'no-active-token') {
     return { issued: false, reason: 'name-taken', problem: `an active token named ${JSON.stringify(request.name)} exists; revoke it or choose another name` };

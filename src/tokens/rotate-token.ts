@@ -14,7 +14,7 @@ export type RotateResult =
  * be switched with no downtime; a token still retiring from an earlier
  * rotation stops by then too. The new token expires after `expiresInMs`
  * when given, else lives as long as the old one was made to (or does not
- * expire, as it did not).
+ * expire, as it did not), and keeps the old one's rate limit: the client is the same.
  */
 export async function rotateToken(
   store: Store,
@@ -31,6 +31,7 @@ export async function rotateToken(
     hash: hashToken(token),
     createdAt: now,
     expiresAt: lifetimeMs === undefined ? null : new Date(now.getTime() + lifetimeMs),
+    rateLimit: active?.rateLimit ?? null,
   };
   const stored = await store.replaceToken(record, new Date(now.getTime() + request.graceMs), { requireActive: true });
   if (stored === 'no-active-token') {

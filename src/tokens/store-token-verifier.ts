@@ -1,3 +1,4 @@
+import { parseRatePolicy } from '../rate-limits/rate-policy.js';
 import type { Store, TokenRecord } from '../store/store.js';
 import { hashToken, hasTokenShape } from './api-token.js';
 import { type MemoryLimits, TokenMemory } from './token-memory.js';
@@ -132,7 +133,9 @@ export class StoreTokenVerifier implements TokenVerifier {
       }
       return undefined;
     }
-    const valid = { valid: true, caller: { name: record.name } } as const;
+    // A token's own policy, parsed once a lookup; one the store holds but this build cannot read falls back to RATE_LIMIT.
+    const rateLimit = record.rateLimit === null ? undefined : parseRatePolicy(record.rateLimit, 'token');
+    const valid = { valid: true, caller: rateLimit === undefined ? { name: record.name } : { name: record.name, rateLimit } } as const;
     const remembered = { record, valid, use: this.#uses.slot(record.id), refreshAt: now + this.#ttlMs / 2 };
     if (this.#ttlMs > 0) this.#known.set(token, remembered, until);
     return remembered;

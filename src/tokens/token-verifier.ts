@@ -1,11 +1,13 @@
+import type { RatePolicy } from '../rate-limits/rate-policy.js';
+
 /**
  * Who a request acts for, once its bearer token is accepted: the name of a
  * store token, or the subject and issuer of a JWT. Logs name the caller,
- * never the token.
+ * never the token. A store token may carry a rate limit of its own.
  */
 export type Caller =
-  | { readonly name: string; readonly subject?: undefined; readonly issuer?: undefined }
-  | { readonly name?: undefined; readonly subject: string | undefined; readonly issuer: string };
+  | { readonly name: string; readonly subject?: undefined; readonly issuer?: undefined; readonly rateLimit?: RatePolicy | undefined }
+  | { readonly name?: undefined; readonly subject: string | undefined; readonly issuer: string; readonly rateLimit?: undefined };
 
 /** Why a token is refused as invalid (401); the label of the auth-failure metric. */
 export type InvalidReason =

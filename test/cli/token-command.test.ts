@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { sqlite } from '../helpers/backends.js';
 import { until } from '../helpers/until.js';
 import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
+import { RATE_POLICY_SHAPE } from '../../src/rate-limits/rate-policy.js';
 
 test('token create prints the token alone on stdout, and a running server accepts it', async (t) => {
   const env = { DATABASE_URL: await sqlite.freshUrl(t) };
@@ -27,9 +28,9 @@ test('token list shows every token without the token itself, as a table or JSON'
   const table = await runCli(['token', 'list'], env);
   assert.equal(table.code, 0);
   const lines = table.stdout.trimEnd().split('\n');
-  assert.match(lines[0]!, /^ID\s+NAME\s+STATUS\s+CREATED\s+EXPIRES\s+REVOKED\s+LAST USED$/);
-  assert.match(lines[1]!, /^1\s+alpha\s+revoked\s+\S+Z\s+-\s+\S+Z\s+-$/);
-  assert.match(lines[2]!, /^2\s+beta\s+active\s+\S+Z\s+\S+Z\s+-\s+-$/);
+  assert.match(lines[0]!, /^ID\s+NAME\s+STATUS\s+RATE LIMIT\s+CREATED\s+EXPIRES\s+REVOKED\s+LAST USED$/);
+  assert.match(lines[1]!, /^1\s+alpha\s+revoked\s+default\s+\S+Z\s+-\s+\S+Z\s+-$/);
+  assert.match(lines[2]!, /^2\s+beta\s+active\s+default\s+\S+Z\s+\S+Z\s+-\s+-$/);
   assert.ok(!table.stdout.includes(first));
 
   const json = await runCli(['token', 'list', '--json'], env);
@@ -108,10 +109,17 @@ test('bad token command lines fail with one line on stderr and exit code 2', asy
     [['token', 'create', '--name', 'ci', '--colour', 'red'], "plantstore: Unknown option '--colour'\n"],
     [['token', 'revoke'], 'plantstore: token revoke needs the ID or NAME of a token\n'],
     [['token', 'revoke', 'a', 'b'], 'plantstore: unexpected argument "b"\n'],
-    [['token', 'renew'], 'plantstore: unknown token subcommand "renew"; expected create, list, revoke or rotate\n'],
+    [['token', 'renew'], 'plantstore: unknown token subcommand "renew"; expected create, list, revoke, rotate or update\n'],
     [['token', 'rotate'], 'plantstore: token rotate needs the NAME of a token\n'],
     [['token', 'rotate', 'ci', '--grace', 'a while'], 'plantstore: --grace must be 0 or a duration such as 90s, 15m, 12h, 30d or 2w, got "a while"\n'],
     [['token', 'rotate', '42'], 'plantstore: token name "42" must start with a letter and hold at most 64 letters, digits, \'.\', \'_\' or \'-\'\n'],
+    [['token', 'create', '--name', 'ci', '--rate-limit', 'fast'], `plantstore: --rate-limit must be ${RATE_POLICY_SHAPE}, got "fast"\n`],
+    [['token', 'create', '--name', 'ci', '--rate-limit', '0/1m'], `plantstore: --rate-limit must be ${RATE_POLICY_SHAPE}, got "0/1m"\n`],
+    [['token', 'update'], 'plantstore: token update needs the NAME of a token\n'],
+    [['token', 'update', 'ci'], 'plantstore: token update needs --rate-limit N/DURATION or --no-rate-limit\n'],
+    [['token', 'update', 'ci', '--rate-limit', '10/1s', '--no-rate-limit'], 'plantstore: token update takes --rate-limit or --no-rate-limit, not both\n'],
+    [['token', 'update', 'ci', '--rate-limit', '10/2d'], `plantstore: --rate-limit must be ${RATE_POLICY_SHAPE}, got "10/2d"\n`],
+    [['token', 'update', 'ci', '--rate-limit'], "plantstore: Option '--rate-limit <value>' argument missing\n"],
     [['token', 'list', '--database-url', 'mysql://x'], 'plantstore: --database-url must be a database URL: sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE\n'],
   ];
   for (const [args, stderr] of cases) {
@@ -139,4 +147,87 @@ test('every command has --help, and the top-level help names every command', asy
     assert.equal(result.stderr, '', command.join(' '));
     assert.match(result.stdout, new RegExp(`^Usage: plantstore ${command[0]}\\b`), command.join(' '));
   }
+});
+
+interface ListedRateLimit {
+  id: number;
+  name: string;
+  status: string;
+  rateLimit: string | null;
+}
+
+async function rateLimits(env: Record<string, string>): Promise<ListedRateLimit[]> {
+  const listed = await runCli(['token', 'list', '--json'], env);
+  assert.equal(listed.code, 0, listed.stderr);
+  return (JSON.parse(listed.stdout) as ListedRateLimit[]).map(({ id, name, status, rateLimit }) => ({ id, name, status, rateLimit }));
+}
+
+test('token create --rate-limit gives the token its own policy, shown by token list as text and JSON', async (t) => {
+  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
+  await createToken(env, 'bulk', ['--rate-limit', '600/1m']);
+  await createToken(env, 'plain');
+  // Stored as written canonically, so the list shows what servers apply.
+  await createToken(env, 'padded', ['--rate-limit', ' 010/30s ']);
+  assert.deepEqual(await rateLimits(env), [
+    { id: 1, name: 'bulk', status: 'active', rateLimit: '600/1m' },
+    { id: 2, name: 'plain', status: 'active', rateLimit: null },
+    { id: 3, name: 'padded', status: 'active', rateLimit: '10/30s' },
+  ]);
+  const lines = (await runCli(['token', 'list'], env)).stdout.trimEnd().split('\n');
+  assert.match(lines[1]!, /^1\s+bulk\s+active\s+600\/1m\s+\S+Z\s/);
+  assert.match(lines[2]!, /^2\s+plain\s+active\s+default\s+\S+Z\s/);
+  assert.match(lines[3]!, /^3\s+padded\s+active\s+10\/30s\s+\S+Z\s/);
+});
+
+test('token update sets or clears the rate limit of the tokens of a name that still work', async (t) => {
+  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
+  const named = `plantstore: using the SQLite store ${env.DATABASE_URL.slice('sqlite:'.length)}\n`;
+  await createToken(env, 'ci');
+  await createToken(env, 'other', ['--rate-limit', '5/1s']);
+  const set = await runCli(['token', 'update', 'ci', '--rate-limit', '100/1h'], env);
+  assert.deepEqual(set, {
+    code: 0,
+    stdout: '',
+    stderr: `${named}Token 1 (ci) is now under its own rate limit 100/1h.\nRunning servers apply it within one second.\n`,
+  });
+  assert.deepEqual((await rateLimits(env)).map((row) => row.rateLimit), ['100/1h', '5/1s']);
+
+  // A retiring token is the same client as the active one: both change.
+  const rotated = await runCli(['token', 'rotate', 'ci', '--grace', '1h'], env);
+  assert.equal(rotated.code, 0, rotated.stderr);
+  const cleared = await runCli(['token', 'update', 'ci', '--no-rate-limit'], env);
+  assert.equal(cleared.code, 0, cleared.stderr);
+  assert.deepEqual(cleared.stderr.split('\n').slice(1, -2).sort(), [
+    "Token 1 (ci) is now under the server's RATE_LIMIT.",
+    "Token 3 (ci) is now under the server's RATE_LIMIT.",
+  ]);
+  assert.deepEqual(await rateLimits(env), [
+    { id: 1, name: 'ci', status: 'retiring', rateLimit: null },
+    { id: 2, name: 'other', status: 'active', rateLimit: '5/1s' },
+    { id: 3, name: 'ci', status: 'active', rateLimit: null },
+  ]);
+  assert.match((await runCli(['token', 'list'], env)).stdout, /^3\s+ci\s+active\s+default\s/m);
+
+  await runCli(['token', 'revoke', 'other'], env);
+  for (const name of ['other', 'nobody']) {
+    const refused = await runCli(['token', 'update', name, '--rate-limit', '1/1s'], env);
+    assert.deepEqual(refused, { code: 1, stdout: '', stderr: `${named}plantstore: no active token named "${name}" to update; create one with token create\n` }, name);
+  }
+  assert.equal((await rateLimits(env))[1]!.rateLimit, '5/1s', 'a revoked token keeps the policy it had');
+});
+
+test('token rotate keeps the rate limit; token update --help describes it', async (t) => {
+  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
+  await createToken(env, 'ci', ['--rate-limit', '30/1s']);
+  const rotated = await runCli(['token', 'rotate', 'ci', '--grace', '0'], env);
+  assert.equal(rotated.code, 0, rotated.stderr);
+  assert.deepEqual(await rateLimits(env), [
+    { id: 1, name: 'ci', status: 'revoked', rateLimit: '30/1s' },
+    { id: 2, name: 'ci', status: 'active', rateLimit: '30/1s' },
+  ]);
+
+  const help = await runCli(['token', 'update', '--help']);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /^Usage: plantstore token update NAME \(--rate-limit N\/DURATION \| --no-rate-limit\)$/m);
+  assert.match((await runCli(['token', '--help'])).stdout, /<create\|list\|revoke\|rotate\|update>/);
 });

@@ -23,7 +23,7 @@ test("the server's start line carries the version", async (t) => {
 });
 
 test("plantstore help COMMAND prints that command's own help, exit 0", async () => {
-  const commands = [['serve'], ['token'], ['token', 'create'], ['token', 'list'], ['token', 'revoke'], ['webhook'], ['webhook', 'add'], ['webhook', 'update'], ['webhook', 'messages'], ['webhook', 'resend'], ['webhook', 'pause'], ['webhook', 'ping'], ['plants'], ['plants', 'export'], ['plants', 'import'], ['copy'], ['backup'], ['restore'], ['config'], ['schema'], ['version']];
+  const commands = [['serve'], ['token'], ['token', 'create'], ['token', 'list'], ['token', 'revoke'], ['token', 'update'], ['webhook'], ['webhook', 'add'], ['webhook', 'update'], ['webhook', 'messages'], ['webhook', 'resend'], ['webhook', 'pause'], ['webhook', 'ping'], ['plants'], ['plants', 'export'], ['plants', 'import'], ['copy'], ['backup'], ['restore'], ['config'], ['schema'], ['version']];
   for (const command of commands) {
     const viaHelp = await runMain(['help', ...command]);
     const viaFlag = await runMain([...command, '--help']);
@@ -40,7 +40,7 @@ test("plantstore help COMMAND prints that command's own help, exit 0", async () 
 test('plantstore help with an unknown command is a usage error', async () => {
   for (const [args, stderr] of [
     [['help', 'grow'], 'plantstore: unknown command "grow"; run plantstore --help\n'],
-    [['help', 'token', 'grow'], 'plantstore: unknown token subcommand "grow"; expected create, list, revoke or rotate\n'],
+    [['help', 'token', 'grow'], 'plantstore: unknown token subcommand "grow"; expected create, list, revoke, rotate or update\n'],
   ] as const) {
     const result = await runMain(args);
     assert.deepEqual(result, { code: 2, stdout: '', stderr }, args.join(' '));

@@ -137,11 +137,12 @@ export async function jwtApp(
   t: TestContext,
   server: KeySetServer,
   jwt: JwtSettings = {},
-  options: { authFailureLimit?: number; /** The clock the app goes by; tests move it past cooldowns and ages. */ now?: () => number } = {},
+  options: { authFailureLimit?: number; /** The clock the app goes by; tests move it past cooldowns and ages. */ now?: () => number; rateLimit?: string } = {},
 ): Promise<JwtTestApp> {
   const test = await testApp(t, {
     jwt: { jwtIssuer: server.issuer, jwtAudience: AUDIENCE, ...jwt },
     authFailureLimit: options.authFailureLimit ?? 1000,
+    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
     ...(options.now === undefined ? {} : { now: options.now }),
   });
   const url = await test.app.listen({ host: '127.0.0.1', port: 0 });

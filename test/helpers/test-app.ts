@@ -54,6 +54,8 @@ export async function testApp(
     keepAliveTimeoutMs?: number;
     /** TRUST_PROXY: the proxies whose X-Forwarded-For names the client; none by default. */
     trustProxy?: readonly string[];
+    /** RATE_LIMIT as written (`10/1h`); none by default. */
+    rateLimit?: string;
     backend?: Backend;
     /** Puts something between the app and the real store (a gate, a fault). */
     wrapStore?: (store: Store) => Store;
@@ -78,6 +80,7 @@ export async function testApp(
       keepAliveTimeoutMs: config.keepAliveTimeoutMs ?? settings.keepAliveTimeoutMs.default,
       authFailureLimit: config.authFailureLimit ?? settings.authFailureLimit.default,
       authFailureWindowMs: settings.authFailureWindowMs.default,
+      rateLimit: config.rateLimit === undefined ? undefined : settings.rateLimit.parse(config.rateLimit, 'RATE_LIMIT'),
       metricsToken: config.metricsToken,
       trustProxy: config.trustProxy ?? settings.trustProxy.default,
       jwtIssuer: undefined,

@@ -63,7 +63,8 @@ const request = fc.record({
   url: fc.constantFrom('/plants', '/plants?x=1', '/healthz', '/"odd\\path?q', '/ü/\u0001'),
   ip: fc.constantFrom(undefined, '127.0.0.1', '::1', '10.0.0."7'),
   caller,
-  status: fc.constantFrom(200, 401, 503),
+  rateLimited: fc.constantFrom(undefined, 'default', 'token'),
+  status: fc.constantFrom(200, 401, 429, 503),
   seconds: fc.oneof(fc.double({ min: 0, max: 5, noNaN: true }), fc.integer({ min: 0, max: 10 ** 7 }).map((micros) => micros / 1e6)),
 });
 

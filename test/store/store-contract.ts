@@ -58,7 +58,7 @@ export function storeContract(backend: string, openFresh: (t: TestContext) => Pr
     const b = await store.insertToken({ name: 'b', hash: 'h-b', createdAt, expiresAt });
     assert.ok(a !== 'name-taken', 'a is inserted');
     assert.ok(b !== 'name-taken', 'b is inserted');
-    assert.deepEqual(a, { id: a.id, name: 'a', createdAt, expiresAt: null, revokedAt: null, lastUsedAt: null });
+    assert.deepEqual(a, { id: a.id, name: 'a', createdAt, expiresAt: null, revokedAt: null, lastUsedAt: null, rateLimit: null });
     assert.equal(await store.insertToken({ name: 'a', hash: 'h-a2', createdAt, expiresAt: null }), 'name-taken');
     assert.deepEqual(await store.findTokenByHash('h-b'), b);
     assert.equal(await store.findTokenByHash('nope'), undefined);
@@ -125,7 +125,7 @@ export function storeContract(backend: string, openFresh: (t: TestContext) => Pr
     const next = await target.insertToken({ name: 'c', hash: 'h-c', createdAt, expiresAt: null });
     assert.ok(next !== 'name-taken' && next.id > 2, 'new ids follow the imported ones');
     await assert.rejects(
-      target.importTokens([{ id: 3, name: 'd', hash: 'h-d', createdAt, expiresAt: null, revokedAt: null, lastUsedAt: null }]),
+      target.importTokens([{ id: 3, name: 'd', hash: 'h-d', createdAt, expiresAt: null, revokedAt: null, lastUsedAt: null, rateLimit: null }]),
       /held by a different token/,
     );
   });
@@ -182,7 +182,7 @@ export function storeContract(backend: string, openFresh: (t: TestContext) => Pr
     const rotated = await store.replaceToken({ name: 'ci', hash: 'h-2', createdAt: at(1), expiresAt: null }, at(25), { requireActive: true });
     assert.ok(typeof rotated === 'object');
     assert.deepEqual(rotated.retired, [{ ...old, revokedAt: at(25) }]);
-    assert.deepEqual(rotated.record, { id: rotated.record.id, name: 'ci', createdAt: at(1), expiresAt: null, revokedAt: null, lastUsedAt: null });
+    assert.deepEqual(rotated.record, { id: rotated.record.id, name: 'ci', createdAt: at(1), expiresAt: null, revokedAt: null, lastUsedAt: null, rateLimit: null });
     assert.equal(await store.insertToken({ name: 'ci', hash: 'h-3', createdAt: at(2), expiresAt: null }), 'name-taken', 'the successor holds the name');
 
     // Another, with a shorter grace: the one still retiring stops no later than the new grace either.

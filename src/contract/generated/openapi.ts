@@ -274,7 +274,7 @@ export interface components {
              * @example PLANT_CONFLICT
              * @enum {string}
              */
-            code: "MISSING_CREDENTIALS" | "INVALID_TOKEN" | "INSUFFICIENT_SCOPE" | "IDP_UNAVAILABLE" | "TOO_MANY_AUTH_FAILURES" | "TOO_MANY_CONNECTIONS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PLANT_CONFLICT" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "INVALID_JSON" | "INVALID_PLANT" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "STORE_UNAVAILABLE" | "OVERLOADED" | "STOPPING" | "INTERNAL";
+            code: "MISSING_CREDENTIALS" | "INVALID_TOKEN" | "INSUFFICIENT_SCOPE" | "IDP_UNAVAILABLE" | "TOO_MANY_AUTH_FAILURES" | "RATE_LIMITED" | "TOO_MANY_CONNECTIONS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PLANT_CONFLICT" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "INVALID_JSON" | "INVALID_PLANT" | "BAD_REQUEST" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "STORE_UNAVAILABLE" | "OVERLOADED" | "STOPPING" | "INTERNAL";
         };
         /** @description The answer of the liveness and readiness checks. */
         Health: {
@@ -402,6 +402,28 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description The client has used its quota of creates (`RATE_LIMITED`): retry
+         *     after the number of seconds in `Retry-After`. A client is under the
+         *     server's `RATE_LIMIT` or its token's own policy, both told in
+         *     `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers-10); every
+         *     answer to such a client from the media type check on carries
+         *     `RateLimit-Policy` and `RateLimit`. Or, as on every path, this address
+         *     failed authentication too often, or holds as many connections as the
+         *     server allows one address.
+         */
+        CreateTooManyRequests: {
+            headers: {
+                /** @description Seconds until the client may try again. */
+                "Retry-After"?: number;
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The request headers are larger than the server accepts (16 KiB); the connection is closed. */
         HeadersTooLarge: {
             headers: {
@@ -440,7 +462,19 @@ export interface components {
     };
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /**
+         * @description The client's rate limit policy (draft-ietf-httpapi-ratelimit-headers-10):
+         *     `default` for the server's `RATE_LIMIT`, `token` for its token's own;
+         *     `q` creates a window of `w` seconds. Sent only to a client under a policy.
+         */
+        "RateLimit-Policy": string;
+        /**
+         * @description What is left of the quota: `r` creates, and `t` seconds until it is
+         *     whole again. Sent only to a client under a policy.
+         */
+        RateLimit: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -466,6 +500,8 @@ export interface operations {
              */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -480,7 +516,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["CreateTooManyRequests"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

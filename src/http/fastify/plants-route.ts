@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { PolicyName } from '../../rate-limits/rate-policy.js';
 import type { Caller } from '../../tokens/token-verifier.js';
 import type { ExtraHeaders } from '../answer-headers.js';
 import type { CreatePipeline, PendingCreate } from '../create-pipeline.js';
@@ -10,6 +11,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Who the request acts for, once its bearer token is accepted. */
     caller: Caller | null;
+    /** The rate limit policy that refused the request, for the access line. */
+    rateLimited: PolicyName | undefined;
   }
 }
 
@@ -31,7 +34,7 @@ export function plantsRoute(app: FastifyInstance, pipeline: CreatePipeline): voi
     },
     // Not async: the answer is sent from the group commit's callback, with no promise per request.
     handler: (request, reply) => {
-      pipeline.create(typeof request.body === 'string' ? request.body : '', new FastifyCreate(request.log, reply));
+      pipeline.create(typeof request.body === 'string' ? request.body : '', new FastifyCreate(request, reply));
     },
   });
   allowOnly(app, '/plants', ['POST']);
@@ -39,11 +42,24 @@ export function plantsRoute(app: FastifyInstance, pipeline: CreatePipeline): voi
 
 class FastifyCreate implements PendingCreate {
   readonly log: RequestLog;
+  readonly caller: Caller;
+  readonly #request: FastifyRequest;
   readonly #reply: FastifyReply;
 
-  constructor(log: RequestLog, reply: FastifyReply) {
-    this.log = log;
+  constructor(request: FastifyRequest, reply: FastifyReply) {
+    this.log = request.log;
+    // onRequest admitted it: a request reaches the handler only with its caller.
+    this.caller = request.caller!;
+    this.#request = request;
     this.#reply = reply;
+  }
+
+  get rateLimited(): PolicyName | undefined {
+    return this.#request.rateLimited;
+  }
+
+  set rateLimited(policy: PolicyName | undefined) {
+    this.#request.rateLimited = policy;
   }
 
   answer(status: number, body: string, headers: ExtraHeaders): void {

@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { CompletedRequest } from '../../observability/access-line.js';
 import type { RecordCompletion } from '../../observability/request-completed.js';
+import type { PolicyName } from '../../rate-limits/rate-policy.js';
 import type { Caller } from '../../tokens/token-verifier.js';
 import { answerHeaderList, type ExtraHeaders } from '../answer-headers.js';
 import type { CreatePipeline, PendingCreate } from '../create-pipeline.js';
@@ -67,6 +68,7 @@ class DirectCreate implements CompletedRequest, PendingCreate {
   readonly method = 'POST';
   readonly url = ROUTE;
   readonly caller: Caller;
+  rateLimited: PolicyName | undefined = undefined;
   readonly #deps: DirectCreateDeps;
   readonly #request: IncomingMessage;
   readonly #response: ServerResponse;

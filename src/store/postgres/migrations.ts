@@ -261,6 +261,27 @@ export const migrations: readonly Migration[] = [
       ${createPlantBatchFunction(OUTBOX_OF_INSERTED, MESSAGES_WRITTEN)}
     `,
   },
+  {
+    version: 9,
+    name: 'rate limits: a policy of its own for a token, and the buckets every instance takes slices of',
+    // A nullable column without a default changes only the catalogue, as in migration 7.
+    sql: `
+      -- N/DURATION (600/1m), or NULL for RATE_LIMIT's.
+      ALTER TABLE tokens ADD COLUMN rate_limit TEXT;
+      -- One token bucket a client; a client without a row has a full one (rate-limit-store.ts).
+      -- Times are milliseconds by the database's clock, which every instance shares.
+      CREATE TABLE rate_limit_buckets (
+        key TEXT PRIMARY KEY,
+        tokens DOUBLE PRECISION NOT NULL,
+        -- What the last take got, for the statement's RETURNING.
+        granted INTEGER NOT NULL,
+        updated_at DOUBLE PRECISION NOT NULL,
+        -- When the bucket is full again, its row no longer needed.
+        full_at DOUBLE PRECISION NOT NULL
+      );
+      CREATE INDEX rate_limit_buckets_full_at ON rate_limit_buckets (full_at);
+    `,
+  },
 ];
 
 /** Any constant does; this one is "plantsto" read as ASCII. */

@@ -11,11 +11,13 @@ import {
   type TokenRef,
   type TokenUse,
 } from '../store.js';
+import type { RateLimitStore } from '../rate-limit-store.js';
 import type { WebhookStore } from '../webhook-store.js';
 import { translateErrors } from './errors.js';
 import { migrate, migrations, NO_SCHEMA, schemaVersion } from './migrations.js';
 import { type PlantRow, PostgresPlantBatch, toNewPlant } from './plant-batch.js';
 import { PrimaryPool } from './primary-pool.js';
+import { PostgresRateLimitStore } from './rate-limit-store.js';
 import { PreparedStatements } from './prepared-statements.js';
 import { PostgresWebhookStore } from './webhook-store.js';
 
@@ -27,6 +29,7 @@ interface TokenRow {
   expires_at: Date | null;
   revoked_at: Date | null;
   last_used_at: Date | null;
+  rate_limit: string | null;
 }
 
 /** The tokens of a name that still work at $1 (a token retiring after a rotation works until its revoked_at) stop then. */
@@ -65,9 +68,11 @@ export class PostgresStore implements Store {
   readonly #prepared: PreparedStatements;
   readonly #plantBatch: PostgresPlantBatch;
   readonly webhooks: WebhookStore;
+  readonly rateLimits: RateLimitStore;
 
   private constructor(pool: PrimaryPool, poolSize: number) {
     this.#pool = pool;
+    this.rateLimits = new PostgresRateLimitStore(pool);
     this.#prepared = new PreparedStatements(pool);
     const webhooks = new PostgresWebhookStore(pool, this.#prepared);
     this.webhooks = webhooks;
@@ -144,9 +149,9 @@ export class PostgresStore implements Store {
   async insertToken(token: NewTokenRecord): Promise<TokenRecord | 'name-taken'> {
     return translateErrors(async () => {
       const { rows } = await this.#pool.query<TokenRow>(
-        `INSERT INTO tokens (name, hash, created_at, expires_at) VALUES ($1, $2, $3, $4)
+        `INSERT INTO tokens (name, hash, created_at, expires_at, rate_limit) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT DO NOTHING RETURNING *`,
-        [token.name, token.hash, token.createdAt, token.expiresAt],
+        [token.name, token.hash, token.createdAt, token.expiresAt, token.rateLimit ?? null],
       );
       return rows[0] === undefined ? 'name-taken' : toTokenRecord(rows[0]);
     });
@@ -179,11 +184,11 @@ export class PostgresStore implements Store {
         for (const token of tokens) {
           const { rows } = await client.query<{ added: boolean }>(
             // LEAST and GREATEST leave NULLs out.
-            `INSERT INTO tokens (id, name, hash, created_at, expires_at, revoked_at, last_used_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+            `INSERT INTO tokens (id, name, hash, created_at, expires_at, revoked_at, last_used_at, rate_limit) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
              ON CONFLICT (hash) DO UPDATE SET revoked_at = LEAST(tokens.revoked_at, excluded.revoked_at),
                last_used_at = GREATEST(tokens.last_used_at, excluded.last_used_at)
              RETURNING (xmax = 0) AS added`,
-            [token.id, token.name, token.hash, token.createdAt, token.expiresAt, token.revokedAt, token.lastUsedAt],
+            [token.id, token.name, token.hash, token.createdAt, token.expiresAt, token.revokedAt, token.lastUsedAt, token.rateLimit],
           ).catch((error: unknown) => {
             if ((error as { code?: string }).code === '23505') {
               throw tokenClash(token);
@@ -234,8 +239,8 @@ export class PostgresStore implements Store {
         }
         const retired = await client.query<TokenRow>(RETIRE_BY_NAME, [retireAt, token.name]);
         const inserted = await client.query<TokenRow>(
-          'INSERT INTO tokens (name, hash, created_at, expires_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING *',
-          [token.name, token.hash, token.createdAt, token.expiresAt],
+          'INSERT INTO tokens (name, hash, created_at, expires_at, rate_limit) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING *',
+          [token.name, token.hash, token.createdAt, token.expiresAt, token.rateLimit ?? null],
         );
         if (inserted.rows[0] === undefined) {
           await client.query('ROLLBACK');
@@ -249,6 +254,16 @@ export class PostgresStore implements Store {
       } finally {
         client.release();
       }
+    });
+  }
+
+  async setTokenRateLimit(name: string, rateLimit: string | null): Promise<TokenRecord[]> {
+    return translateErrors(async () => {
+      const { rows } = await this.#pool.query<TokenRow>(
+        'UPDATE tokens SET rate_limit = $1 WHERE name = $2 AND (revoked_at IS NULL OR revoked_at > now()) RETURNING *',
+        [rateLimit, name],
+      );
+      return rows.map(toTokenRecord);
     });
   }
 
@@ -307,5 +322,6 @@ function toTokenRecord(row: TokenRow): TokenRecord {
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
     lastUsedAt: row.last_used_at,
+    rateLimit: row.rate_limit,
   };
 }

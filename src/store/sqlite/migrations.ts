@@ -126,6 +126,25 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE webhook_batches ADD COLUMN requeued_at INTEGER;
     `,
   },
+  {
+    version: 6,
+    name: 'rate limits: a policy of its own for a token, and the buckets every process takes slices of',
+    sql: `
+      -- N/DURATION (600/1m), or NULL for RATE_LIMIT's.
+      ALTER TABLE tokens ADD COLUMN rate_limit TEXT;
+      -- One token bucket a client; a client without a row has a full one (rate-limit-store.ts).
+      CREATE TABLE rate_limit_buckets (
+        key TEXT PRIMARY KEY,
+        tokens REAL NOT NULL,
+        -- What the last take got, for the statement's RETURNING.
+        granted INTEGER NOT NULL,
+        updated_at REAL NOT NULL,
+        -- When the bucket is full again, its row no longer needed.
+        full_at REAL NOT NULL
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX rate_limit_buckets_full_at ON rate_limit_buckets (full_at);
+    `,
+  },
 ];
 
 /** The version of the schema in `db`, or undefined when it holds no table of versions: no store of this service. */

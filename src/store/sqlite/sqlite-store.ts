@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import type { NewPlant } from '../../plants/plant.js';
 import { type SchemaChange, schemaState, type SchemaState, StoreMissing, type StoreOpening } from '../migration.js';
+import type { RateLimitStore } from '../rate-limit-store.js';
 import type { WebhookStore } from '../webhook-store.js';
 import {
   type CreatePlantResult,
@@ -19,6 +20,7 @@ import { sqliteDriver } from './driver.js';
 import { translateErrors } from './errors.js';
 import { migrate, migrations, schemaVersion } from './migrations.js';
 import { type PlantRow, SqlitePlantBatch, toNewPlant } from './plant-batch.js';
+import { SqliteRateLimitStore } from './rate-limit-store.js';
 import { makePrivateFile, makePrivateFolders } from './private-files.js';
 import { type RestoreReport, restoreStore } from './restore.js';
 import { SqliteWebhookStore } from './webhook-store.js';
@@ -35,6 +37,7 @@ interface TokenRow {
   expires_at: number | null;
   revoked_at: number | null;
   last_used_at: number | null;
+  rate_limit: string | null;
 }
 
 /** What a transaction throws to be rolled back when a concurrent command took the name (see `replaceToken`). */
@@ -63,10 +66,12 @@ export class SqliteStore implements Store {
   readonly #statements;
   readonly #outbox: Database.Database;
   readonly webhooks: WebhookStore;
+  readonly rateLimits: RateLimitStore;
 
   private constructor(db: Database.Database, outbox: Database.Database) {
     this.#db = db;
     this.#outbox = outbox;
+    this.rateLimits = new SqliteRateLimitStore(outbox);
     const webhooks = new SqliteWebhookStore(outbox);
     this.webhooks = webhooks;
     this.#plantBatch = new SqlitePlantBatch(db, () => webhooks.messagesWritten());
@@ -74,7 +79,7 @@ export class SqliteStore implements Store {
       listPlants: db.prepare('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?').safeIntegers(true),
       listPlantsFromStart: db.prepare('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?').safeIntegers(true),
       insertToken: db.prepare(
-        'INSERT INTO tokens (name, hash, created_at, expires_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING *',
+        'INSERT INTO tokens (name, hash, created_at, expires_at, rate_limit) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING *',
       ),
       findToken: db.prepare('SELECT * FROM tokens WHERE hash = ?'),
       listTokens: db.prepare('SELECT * FROM tokens ORDER BY id'),
@@ -82,11 +87,14 @@ export class SqliteStore implements Store {
       revokeById: db.prepare('UPDATE tokens SET revoked_at = @at WHERE id = @id AND (revoked_at IS NULL OR revoked_at > @at) RETURNING *'),
       revokeByName: db.prepare('UPDATE tokens SET revoked_at = @at WHERE name = @name AND (revoked_at IS NULL OR revoked_at > @at) RETURNING *'),
       activeByName: db.prepare('SELECT id FROM tokens WHERE name = ? AND revoked_at IS NULL'),
+      setRateLimit: db.prepare(
+        'UPDATE tokens SET rate_limit = @rateLimit WHERE name = @name AND (revoked_at IS NULL OR revoked_at > @now) RETURNING *',
+      ),
       recordUse: db.prepare('UPDATE tokens SET last_used_at = @at WHERE id = @id AND (last_used_at IS NULL OR last_used_at < @at)'),
       countPlants: db.prepare('SELECT count(*) AS count FROM plants').safeIntegers(true),
       importToken: db.prepare(
         // SQLite's min and max of several values are NULL when one is: the coalesce keeps the other.
-        `INSERT INTO tokens (id, name, hash, created_at, expires_at, revoked_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO tokens (id, name, hash, created_at, expires_at, revoked_at, last_used_at, rate_limit) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (hash) DO UPDATE SET
            revoked_at = coalesce(min(tokens.revoked_at, excluded.revoked_at), tokens.revoked_at, excluded.revoked_at),
            last_used_at = coalesce(max(tokens.last_used_at, excluded.last_used_at), tokens.last_used_at, excluded.last_used_at)`,
@@ -201,7 +209,7 @@ export class SqliteStore implements Store {
 
   /** Inserts a token; undefined when an active token holds its name. */
   #insertTokenRow(token: NewTokenRecord): TokenRow | undefined {
-    return this.#statements.insertToken.get(token.name, token.hash, token.createdAt.getTime(), token.expiresAt?.getTime() ?? null) as
+    return this.#statements.insertToken.get(token.name, token.hash, token.createdAt.getTime(), token.expiresAt?.getTime() ?? null, token.rateLimit ?? null) as
       | TokenRow
       | undefined;
   }
@@ -245,6 +253,7 @@ export class SqliteStore implements Store {
               token.expiresAt?.getTime() ?? null,
               token.revokedAt?.getTime() ?? null,
               token.lastUsedAt?.getTime() ?? null,
+              token.rateLimit,
             );
           } catch (error) {
             if (error instanceof sqliteDriver().SqliteError && error.code.startsWith('SQLITE_CONSTRAINT')) {
@@ -291,6 +300,10 @@ export class SqliteStore implements Store {
     });
   }
 
+  async setTokenRateLimit(name: string, rateLimit: string | null): Promise<TokenRecord[]> {
+    return translateErrors(() => (this.#statements.setRateLimit.all({ name, rateLimit, now: Date.now() }) as TokenRow[]).map(toTokenRecord));
+  }
+
   async recordTokenUses(uses: readonly TokenUse[]): Promise<void> {
     translateErrors(() =>
       this.#inTransaction(() => {
@@ -329,6 +342,7 @@ function toTokenRecord(row: TokenRow): TokenRecord {
     expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
     revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
     lastUsedAt: row.last_used_at === null ? null : new Date(row.last_used_at),
+    rateLimit: row.rate_limit,
   };
 }
 
