@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { ServiceError } from '../../src/errors.js';
 import { issueToken } from '../../src/tokens/issue-token.js';
 import { claims, jwtApp, makeKey, signToken, startKeySetServer } from '../helpers/key-set-server.js';
+import { storeWith } from '../helpers/store-with.js';
 import { type HttpAnswer, testApp } from '../helpers/test-app.js';
 
 let nextId = 1;
@@ -103,4 +105,22 @@ test('JWT clients are limited by their subject: two tokens of one sub share a qu
   const statuses = [];
   for (const token of [first, second, first, other, other, other]) statuses.push((await app.send(token)).status);
   assert.deepEqual(statuses, [200, 200, 429, 200, 200, 429]);
+});
+
+test('a store that cannot be reached for a take answers 503 STORE_UNAVAILABLE, as the create itself would: no new way to fail', async (t) => {
+  const app = await testApp(t, {
+    rateLimit: '10/1h',
+    wrapStore: (real) =>
+      storeWith(real, {
+        rateLimits: {
+          take: () => Promise.reject(new ServiceError('STORE_UNAVAILABLE')),
+          giveBack: () => real.rateLimits.giveBack([]),
+          prune: () => Promise.resolve(0),
+        },
+      }),
+  });
+  const answer = await app.post(plant());
+  assert.equal(answer.statusCode, 503);
+  assert.equal((answer.json() as { code: string }).code, 'STORE_UNAVAILABLE');
+  assert.equal(answer.headers['retry-after'], '1');
 });

@@ -14,7 +14,7 @@ const DEFAULT_POLICY = `"default";q=${QUOTA};w=3600`;
 const CREATES = 3 * QUOTA;
 /** Concurrent keep-alive connections the creates go over. */
 const CONNECTIONS = 8;
-/** The issue's tolerance: the allowed creates are the quota ±10 %. */
+/** One quota across processes holds within ±10 %: a take leaves at most a slice (a fiftieth) in each process's hand. */
 const FEWEST_ALLOWED = 90;
 const MOST_ALLOWED = 110;
 /** The bound of one request, and of a whole burst of creates. */
