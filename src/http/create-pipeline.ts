@@ -116,7 +116,7 @@ export class CreatePipeline {
       return;
     }
     // With no policy, the one property read and comparison is all a limit costs.
-    const policy = request.caller.rateLimit ?? this.#deps.defaultRateLimit;
+    const policy = this.#policyOf(request.caller);
     if (policy === undefined) {
       this.#create(plant, request, undefined);
       return;
@@ -155,9 +155,14 @@ export class CreatePipeline {
     }
   }
 
+  /** The caller's policy: its token's own, else RATE_LIMIT's; undefined for none. */
+  #policyOf(caller: Caller): RatePolicy | undefined {
+    return caller.rateLimit ?? this.#deps.defaultRateLimit;
+  }
+
   /** The RateLimit fields of a caller under a policy, as this process knows them; undefined for one under none. */
   #rateFields(caller: Caller): RateLimitHeaders | undefined {
-    const policy = caller.rateLimit ?? this.#deps.defaultRateLimit;
+    const policy = this.#policyOf(caller);
     return policy === undefined ? undefined : this.#deps.rateLimiter.headers(clientKey(caller), policy);
   }
 
