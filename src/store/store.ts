@@ -16,6 +16,9 @@ export { CREATED, type CreatePlantResult } from '../plants/plant-writer.js';
  * not an error.
  */
 export interface Store extends PlantBatchWriter {
+  /** Which database this is, as OpenTelemetry's `db.system.name` says it. */
+  readonly databaseSystem: 'sqlite' | 'postgresql';
+
   /** Webhook subscriptions and the outbox that `createPlants` writes into. */
   readonly webhooks: WebhookStore;
 

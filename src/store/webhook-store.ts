@@ -212,6 +212,12 @@ export interface ClaimedMessage {
   /** Where its retry window starts: `createdAt`, or when a resend or a resume last queued it again. */
   queuedAt: Date;
   plant: NewPlant;
+  /**
+   * The W3C `traceparent` of the create that made the message (see
+   * `PlantBatchWriter.createPlants`), for its deliveries to continue that
+   * trace; null when the create had none.
+   */
+  traceParent: string | null;
 }
 
 /** What became of one attempt of a claimed message. */

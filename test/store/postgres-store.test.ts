@@ -78,7 +78,7 @@ if (!(await postgresReachable())) {
     const client = new pg.Client(url);
     await client.connect();
     try {
-      const batch = await client.query(CALL_CREATE_PLANT_BATCH, [['1', '2'], ['a', 'b'], [null, null]]);
+      const batch = await client.query(CALL_CREATE_PLANT_BATCH, [['1', '2'], ['a', 'b'], [null, null], null]);
       assert.deepEqual(batch.rows, [{ plants_created: 2, messages_written: 2, created_ids: null }]);
       // The function of migration 3, which instances of older builds call: 2 is taken, so one message.
       const older = await client.query('SELECT id::text, messages FROM create_plants($1::bigint[], $2::text[], $3::text[])', [['3', '2'], ['c', 'b'], [null, null]]);

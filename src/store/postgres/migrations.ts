@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Connections } from './primary-pool.js';
 import { type Migration, pendingSteps, type SchemaChange, StoreMissing } from '../migration.js';
+import { OUTBOX_OF_TRACED } from './traced-outbox.js';
 
 /**
  * The webhook messages of the plants a batch created (the rows of `inserted`),
@@ -21,8 +22,35 @@ export const OUTBOX_OF_INSERTED = `outbox AS (
             RETURNING cardinality(plant_ids) AS messages
           )`;
 
-/** How many messages `OUTBOX_OF_INSERTED` wrote, as an INTEGER. */
+/** How many messages `OUTBOX_OF_INSERTED` (or `OUTBOX_OF_TRACED`) wrote, as an INTEGER. */
 export const MESSAGES_WRITTEN = '(SELECT coalesce(sum(messages), 0) FROM outbox)::INTEGER';
+
+/**
+ * Migration 10's create_plant_batch, of four arguments: the statement the
+ * store sends on a direct connection (plant-batch.ts), kept in the server for
+ * connections that keep no named statement, as migration 4's is. Its
+ * arguments are named for `\df`, and read as $1 to $4 so that its text is
+ * the statement's. The ids must be distinct, as the store sends them.
+ */
+const CREATE_TRACED_PLANT_BATCH = `CREATE FUNCTION create_plant_batch(ids BIGINT[], names TEXT[], tags TEXT[], trace_parents TEXT[])
+        RETURNS TABLE (plants_created INTEGER, messages_written INTEGER, created_ids TEXT[])
+        LANGUAGE plpgsql
+      AS $$
+      #variable_conflict use_column
+      BEGIN
+        RETURN QUERY
+          WITH inserted AS (
+            INSERT INTO plants (id, name, tag)
+            SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
+            ON CONFLICT (id) DO NOTHING
+            RETURNING id
+          ), ${OUTBOX_OF_TRACED}
+          SELECT count(*)::INTEGER,
+                 ${MESSAGES_WRITTEN},
+                 CASE WHEN count(*) < cardinality($1::bigint[]) THEN array_agg(inserted.id::TEXT) END
+            FROM inserted;
+      END
+      $$;`;
 
 /**
  * The outbox of migrations 3 and 4, as they wrote it: one webhook_messages
@@ -280,6 +308,22 @@ export const migrations: readonly Migration[] = [
         full_at DOUBLE PRECISION NOT NULL
       );
       CREATE INDEX rate_limit_buckets_full_at ON rate_limit_buckets (full_at);
+    `,
+  },
+  {
+    version: 10,
+    name: 'keep the trace context of the create that made each webhook message',
+    // Nullable columns without a default change only the catalogue, as in migration 7. The
+    // three-argument create_plant_batch stays, writing batches without traceparents: instances of
+    // the previous build, running beside this one during an upgrade, call it.
+    sql: `
+      -- The W3C traceparents of a batch's created plants, aligned with plant_ids (NULL for a plant
+      -- without one); NULL when none of them had one, as every batch without traces has.
+      ALTER TABLE webhook_batches ADD COLUMN trace_parents TEXT[];
+      -- The plant's traceparent, once its batch is unpacked; NULL for none.
+      ALTER TABLE webhook_messages ADD COLUMN trace_parent TEXT;
+
+      ${CREATE_TRACED_PLANT_BATCH}
     `,
   },
 ];

@@ -2,7 +2,9 @@ import type { Connections } from './primary-pool.js';
 import { preparedStatement, type PreparedStatements } from './prepared-statements.js';
 import type { NewPlant } from '../../plants/plant.js';
 import { CREATED, type CreatePlantResult, outcomeAgainst, plantFromRow } from '../store.js';
-import { MESSAGES_WRITTEN, OUTBOX_OF_INSERTED } from './migrations.js';
+import { isTraceParent } from '../trace-parent.js';
+import { MESSAGES_WRITTEN } from './migrations.js';
+import { OUTBOX_OF_TRACED } from './traced-outbox.js';
 
 export interface PlantRow {
   id: string;
@@ -24,17 +26,18 @@ interface BatchOutcome {
 
 /**
  * The group commit's statement for a batch of plants with distinct ids ($1
- * ids, $2 names, $3 tags). It inserts each plant unless its id is taken,
- * writes the webhook messages of the plants it created in the same statement
- * (so in the same transaction), and answers with one row: how many plants it
- * created, the messages written, and the ids created only when some plant was
- * not (a batch of new plants, the common one, needs none). The ids are
+ * ids, $2 names, $3 tags, $4 traceparents or NULL). It inserts each plant
+ * unless its id is taken, writes the webhook messages of the plants it
+ * created, with their traceparents, in the same statement (so in the same
+ * transaction), and answers with one row: how many plants it created, the
+ * messages written, and the ids created only when some plant was not (a
+ * batch of new plants, the common one, needs none). The ids are
  * distinct because `PostgresPlantBatch` sends only the first plant of each
  * id: the statement then needs no `DISTINCT ON` (about 10 µs of the
  * database's CPU a batch) to insert the first, and does not rest on the order
  * in which the executor reads unnest's rows, which SQL does not promise.
  */
-export const INSERT_PLANTS = `WITH ${insertedAndAnswer(MESSAGES_WRITTEN, `, ${OUTBOX_OF_INSERTED}`)}`;
+export const INSERT_PLANTS = `WITH ${insertedAndAnswer(MESSAGES_WRITTEN, `, ${OUTBOX_OF_TRACED}`)}`;
 
 /** `INSERT_PLANTS` without the outbox, for plants restored rather than created (`restore`). */
 export const RESTORE_PLANTS = `WITH ${insertedAndAnswer('0', '')}`;
@@ -57,15 +60,21 @@ SELECT count(*)::INTEGER AS plants_created,
 export const INSERT_PLANTS_STATEMENT = preparedStatement('insert_plants', INSERT_PLANTS);
 
 /**
- * The same batch as a call to the function of migration 4, for connections
- * that keep no named statement (PgBouncer's transaction pooling): sent
- * unnamed, the call is parsed for every batch, but the function's own
- * statement is planned once per server connection, inside the server.
+ * The same batch as a call to the function of migration 10 (migration 4's,
+ * with the traceparents), for connections that keep no named statement
+ * (PgBouncer's transaction pooling): sent unnamed, the call is parsed for
+ * every batch, but the function's own statement is planned once per server
+ * connection, inside the server.
  */
-export const CALL_CREATE_PLANT_BATCH = 'SELECT plants_created, messages_written, created_ids FROM create_plant_batch($1::bigint[], $2::text[], $3::text[])';
+export const CALL_CREATE_PLANT_BATCH =
+  'SELECT plants_created, messages_written, created_ids FROM create_plant_batch($1::bigint[], $2::text[], $3::text[], $4::text[])';
 
-/** A batch statement's parameters: the ids (as text), names and tags of the first plant of each id. */
-type BatchValues = [string[], string[], (string | null)[]];
+/**
+ * A batch statement's parameters: the ids (as text), names and tags of the
+ * first plant of each id, and their traceparents: null when the batch came
+ * with none (traces off), and a null for each plant without one.
+ */
+type BatchValues = [string[], string[], (string | null)[], (string | null)[] | null];
 
 /**
  * The write of a batch of plants through the pool: one statement, so one
@@ -91,8 +100,8 @@ export class PostgresPlantBatch {
    * schema's function, whose statement the server plans once per server
    * connection.
    */
-  write(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
-    return this.#write(plants, async (values) => {
+  write(plants: readonly NewPlant[], traceParents?: readonly (string | undefined)[]): Promise<CreatePlantResult[]> {
+    return this.#write(plants, traceParents, async (values) => {
       const { rows } = await this.#prepared.query<BatchOutcome>(INSERT_PLANTS_STATEMENT, values, CALL_CREATE_PLANT_BATCH);
       return rows[0]!;
     });
@@ -104,16 +113,24 @@ export class PostgresPlantBatch {
    * parse is little next to its thousand rows.
    */
   restore(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
-    return this.#write(plants, async (values) => (await this.#pool.query<BatchOutcome>(RESTORE_PLANTS, values)).rows[0]!);
+    return this.#write(plants, undefined, async ([ids, names, tags]) => {
+      const { rows } = await this.#pool.query<BatchOutcome>(RESTORE_PLANTS, [ids, names, tags]);
+      return rows[0]!;
+    });
   }
 
-  async #write(plants: readonly NewPlant[], insert: (values: BatchValues) => Promise<BatchOutcome>): Promise<CreatePlantResult[]> {
+  async #write(
+    plants: readonly NewPlant[],
+    traceParents: readonly (string | undefined)[] | undefined,
+    insert: (values: BatchValues) => Promise<BatchOutcome>,
+  ): Promise<CreatePlantResult[]> {
     if (plants.length === 0) return [];
     const firsts = firstOfEachId(plants);
     const ids = firsts.map((plant) => plant.id.toString());
     const names = firsts.map((plant) => plant.name);
     const tags = firsts.map((plant) => plant.tag ?? null);
-    const outcome = await insert([ids, names, tags]);
+    const traces = traceParents === undefined ? null : tracesOfFirsts(plants, firsts, traceParents);
+    const outcome = await insert([ids, names, tags, traces]);
     if (outcome.messages_written > 0) this.#onMessages();
     // As many created as plants means every one was (the ids were distinct).
     if (outcome.plants_created === plants.length) return plants.map(() => CREATED);
@@ -137,6 +154,26 @@ export class PostgresPlantBatch {
     ]);
     return new Map(rows.map((row) => [BigInt(row.id), toNewPlant(row)]));
   }
+}
+
+/**
+ * The traceparents of `firsts` (see `firstOfEachId`), aligned with them, null
+ * for a plant without a valid one; null for all when none has one, so that
+ * the statement takes its path without traces.
+ */
+function tracesOfFirsts(plants: readonly NewPlant[], firsts: readonly NewPlant[], traceParents: readonly (string | undefined)[]): (string | null)[] | null {
+  const seen = new Set<bigint>();
+  const traces: (string | null)[] = [];
+  plants.forEach((plant, position) => {
+    // As firstOfEachId chose: every plant when the ids are distinct, else the first of each id.
+    if (firsts !== plants) {
+      if (seen.has(plant.id)) return;
+      seen.add(plant.id);
+    }
+    const traceParent = traceParents[position];
+    traces.push(isTraceParent(traceParent) ? traceParent : null);
+  });
+  return traces.some((trace) => trace !== null) ? traces : null;
 }
 
 /** The batch without the plants whose id an earlier plant of it has: the batch itself when its ids are distinct, the common case. */

@@ -65,6 +65,7 @@ const NO_SUCH_DATABASE = '3D000';
 export class PostgresStore implements Store {
   readonly #pool: PrimaryPool;
   readonly writeConcurrency: number;
+  readonly databaseSystem = 'postgresql';
   readonly #prepared: PreparedStatements;
   readonly #plantBatch: PostgresPlantBatch;
   readonly webhooks: WebhookStore;
@@ -113,8 +114,8 @@ export class PostgresStore implements Store {
     }
   }
 
-  async createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
-    return translateErrors(() => this.#plantBatch.write(plants));
+  async createPlants(plants: readonly NewPlant[], traceParents?: readonly (string | undefined)[]): Promise<CreatePlantResult[]> {
+    return translateErrors(() => this.#plantBatch.write(plants, traceParents));
   }
 
   async importPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {

@@ -10,8 +10,10 @@
  * Then, if fewer than $3 were due, the subscription's oldest packed batches
  * (`taken`), as many as the rest of the claim needs: each is deleted and its
  * plants written as webhook_messages rows (`unpacked`), the first ones
- * claimed and the rest of the batch pending. A batch another claim is
- * unpacking is skipped, as a message is (`SKIP LOCKED`).
+ * claimed and the rest of the batch pending, each with its plant's
+ * traceparent (the batch's trace_parents, aligned with its plant_ids, or
+ * NULL). A batch another claim is unpacking is skipped, as a message is
+ * (`SKIP LOCKED`).
  */
 export const CLAIM_MESSAGES = `WITH open AS (
   SELECT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = $1 AND paused_at IS NULL AND removed_at IS NULL) AS open
@@ -22,7 +24,7 @@ export const CLAIM_MESSAGES = `WITH open AS (
                             WHERE subscription_id = $1 AND state = 'pending' AND next_attempt_at <= now() AND (SELECT open FROM open)
                             ORDER BY next_attempt_at LIMIT $3
                             FOR UPDATE SKIP LOCKED))
-  RETURNING m.id, m.attempts, m.created_at, m.requeued_at, m.plant_id
+  RETURNING m.id, m.attempts, m.created_at, m.requeued_at, m.plant_id, m.trace_parent
 ), wanted AS (
   SELECT $3 - (SELECT count(*) FROM claimed) AS messages
 ), candidates AS (
@@ -34,21 +36,22 @@ export const CLAIM_MESSAGES = `WITH open AS (
   DELETE FROM webhook_batches AS b
    USING (SELECT id, sum(plants) OVER (ORDER BY id) - plants AS before FROM candidates) AS c
    WHERE b.id = c.id AND c.before < (SELECT messages FROM wanted)
-  RETURNING b.id, b.plant_ids, b.created_at, b.requeued_at, c.before
+  RETURNING b.id, b.plant_ids, b.trace_parents, b.created_at, b.requeued_at, c.before
 ), unpacked AS (
-  INSERT INTO webhook_messages (subscription_id, plant_id, created_at, requeued_at, next_attempt_at, attempts, lease_owner)
+  INSERT INTO webhook_messages (subscription_id, plant_id, created_at, requeued_at, next_attempt_at, attempts, lease_owner, trace_parent)
   SELECT $1, plant.id, t.created_at, t.requeued_at,
          CASE WHEN leased THEN now() + $4 * interval '1 millisecond' ELSE coalesce(t.requeued_at, t.created_at) END,
          CASE WHEN leased THEN 1 ELSE 0 END,
-         CASE WHEN leased THEN $2 END
+         CASE WHEN leased THEN $2 END,
+         t.trace_parents[plant.position]
     FROM taken AS t
    CROSS JOIN unnest(t.plant_ids) WITH ORDINALITY AS plant (id, position)
    CROSS JOIN LATERAL (SELECT t.before + plant.position <= (SELECT messages FROM wanted) AS leased) AS lease
    ORDER BY t.id, plant.position
-  RETURNING id, attempts, created_at, requeued_at, plant_id, lease_owner
+  RETURNING id, attempts, created_at, requeued_at, plant_id, lease_owner, trace_parent
 )
-SELECT m.id, m.attempts, m.created_at, m.requeued_at, p.id AS plant_id, p.name, p.tag
-  FROM (SELECT id, attempts, created_at, requeued_at, plant_id FROM claimed
+SELECT m.id, m.attempts, m.created_at, m.requeued_at, p.id AS plant_id, p.name, p.tag, m.trace_parent
+  FROM (SELECT id, attempts, created_at, requeued_at, plant_id, trace_parent FROM claimed
         UNION ALL
-        SELECT id, attempts, created_at, requeued_at, plant_id FROM unpacked WHERE lease_owner IS NOT NULL) AS m
+        SELECT id, attempts, created_at, requeued_at, plant_id, trace_parent FROM unpacked WHERE lease_owner IS NOT NULL) AS m
   JOIN plants AS p ON p.id = m.plant_id`;

@@ -254,6 +254,7 @@ export class PostgresWebhookStore implements WebhookStore {
         plant_id: string;
         name: string;
         tag: string | null;
+        trace_parent: string | null;
       }>(CLAIM_STATEMENT, [subscriptionId, owner, limit, leaseMs]);
       // RETURNING follows no order; the oldest message goes first.
       rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
@@ -264,6 +265,7 @@ export class PostgresWebhookStore implements WebhookStore {
         createdAt: row.created_at,
         queuedAt: row.requeued_at ?? row.created_at,
         plant: plantFromRow(BigInt(row.plant_id), row.name, row.tag),
+        traceParent: row.trace_parent,
       }));
     });
   }

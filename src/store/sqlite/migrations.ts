@@ -145,6 +145,18 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX rate_limit_buckets_full_at ON rate_limit_buckets (full_at);
     `,
   },
+  {
+    version: 7,
+    name: 'keep the trace context of the create that made each webhook message',
+    sql: `
+      -- The W3C traceparents of a batch's created plants, aligned with plant_ids: 25 bytes a plant
+      -- (trace id, span id, flags), zeros for none (plant-batch.ts). NULL when none of them had one,
+      -- as every batch without traces, and every one written by an older build, has.
+      ALTER TABLE webhook_batches ADD COLUMN trace_parents BLOB;
+      -- The plant's traceparent as its create sent it, once its batch is unpacked; NULL for none.
+      ALTER TABLE webhook_messages ADD COLUMN trace_parent TEXT;
+    `,
+  },
 ];
 
 /** The version of the schema in `db`, or undefined when it holds no table of versions: no store of this service. */

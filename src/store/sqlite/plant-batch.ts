@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { NewPlant } from '../../plants/plant.js';
 import { CREATED, type CreatePlantResult, outcomeAgainst, plantFromRow } from '../store.js';
+import { isTraceParent } from '../trace-parent.js';
 
 export interface PlantRow {
   id: bigint;
@@ -19,14 +20,15 @@ export function toNewPlant(row: PlantRow): NewPlant {
  * unless the id is taken, a later one finds it held, and each outcome is the
  * one of creating the plants in turn. The plants created get their webhook
  * messages in the same transaction (the outbox): one webhook_batches row per
- * active subscription, holding the ids of every plant the batch created, so a
- * subscription costs a batch one row rather than a plant one. `onMessages` is
- * told after the commit. A batch that is restored (`restore`) is the same
- * transaction without the outbox.
+ * active subscription, holding the ids of every plant the batch created (and
+ * their traceparents, when the batch came with some), so a subscription costs
+ * a batch one row rather than a plant one. `onMessages` is told after the
+ * commit. A batch that is restored (`restore`) is the same transaction
+ * without the outbox.
  */
 export class SqlitePlantBatch {
   readonly #statements;
-  readonly #transaction: Database.Transaction<(plants: readonly NewPlant[], announce: boolean) => CreatePlantResult[]>;
+  readonly #transaction: Database.Transaction<(plants: readonly NewPlant[], announce: boolean, traceParents?: TraceParents) => CreatePlantResult[]>;
   readonly #onMessages: () => void;
   #wroteMessages = false;
 
@@ -36,14 +38,17 @@ export class SqlitePlantBatch {
       find: db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true),
       // One read of a small table a batch; without subscriptions that is all the outbox costs.
       subscriptions: db.prepare('SELECT id FROM webhook_subscriptions WHERE removed_at IS NULL').pluck(),
-      insertMessages: db.prepare('INSERT INTO webhook_batches (subscription_id, created_at, plants, plant_ids) VALUES (?, ?, ?, ?)'),
+      insertMessages: db.prepare('INSERT INTO webhook_batches (subscription_id, created_at, plants, plant_ids, trace_parents) VALUES (?, ?, ?, ?, ?)'),
     };
-    this.#transaction = db.transaction((plants: readonly NewPlant[], announce: boolean) => this.#insert(plants, announce));
+    this.#transaction = db.transaction((plants: readonly NewPlant[], announce: boolean, traceParents?: TraceParents) =>
+      this.#insert(plants, announce, traceParents),
+    );
     this.#onMessages = onMessages;
   }
 
-  write(plants: readonly NewPlant[]): CreatePlantResult[] {
-    const results = this.#transaction.immediate(plants, true);
+  /** `traceParents`: see `PlantBatchWriter.createPlants`. */
+  write(plants: readonly NewPlant[], traceParents?: TraceParents): CreatePlantResult[] {
+    const results = this.#transaction.immediate(plants, true, traceParents);
     if (this.#wroteMessages) this.#onMessages();
     return results;
   }
@@ -53,12 +58,15 @@ export class SqlitePlantBatch {
     return this.#transaction.immediate(plants, false);
   }
 
-  #insert(plants: readonly NewPlant[], announce: boolean): CreatePlantResult[] {
+  #insert(plants: readonly NewPlant[], announce: boolean, traceParents: TraceParents | undefined): CreatePlantResult[] {
     const now = Date.now();
     const created: bigint[] = [];
-    const results = plants.map((plant): CreatePlantResult => {
+    // The traceparents of the plants created, aligned with `created`: only for a batch that came with some.
+    const createdTraces: (string | undefined)[] | undefined = traceParents && [];
+    const results = plants.map((plant, position): CreatePlantResult => {
       if (this.#statements.insert.run(plant.id, plant.name, plant.tag ?? null, now).changes === 1) {
         created.push(plant.id);
+        createdTraces?.push(traceParents![position]);
         return CREATED;
       }
       return outcomeAgainst(toNewPlant(this.#statements.find.get(plant.id) as PlantRow), plant);
@@ -66,7 +74,8 @@ export class SqlitePlantBatch {
     const subscribers = created.length === 0 || !announce ? [] : (this.#statements.subscriptions.all() as number[]);
     if (subscribers.length > 0) {
       const ids = encodePlantIds(created);
-      for (const subscriptionId of subscribers) this.#statements.insertMessages.run(subscriptionId, now, created.length, ids);
+      const traces = createdTraces === undefined ? null : encodeTraceParents(createdTraces);
+      for (const subscriptionId of subscribers) this.#statements.insertMessages.run(subscriptionId, now, created.length, ids, traces);
     }
     this.#wroteMessages = subscribers.length > 0;
     return results;
@@ -83,4 +92,42 @@ export function encodePlantIds(ids: readonly bigint[]): Buffer {
 export function decodePlantIds(bytes: Uint8Array): bigint[] {
   const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   return Array.from({ length: view.length / 8 }, (_, index) => view.readBigInt64LE(8 * index));
+}
+
+/** The traceparents a batch came with, aligned with its plants (see `PlantBatchWriter.createPlants`). */
+export type TraceParents = readonly (string | undefined)[];
+
+/** The bytes of a plant in a webhook_batches row's trace_parents: trace id (16), span id (8) and flags (1). */
+const TRACE_PARENT_BYTES = 25;
+const NO_TRACE_ID = '0'.repeat(32);
+
+/**
+ * The trace_parents of a webhook_batches row, aligned with its ids: each
+ * plant's `00-<trace id>-<span id>-<flags>` as its 25 bytes, zeros for a
+ * plant without one (a valid traceparent never has a zero trace id). Null
+ * when no plant has one, so that a batch without traces stores nothing more.
+ * A third of the text's 55 bytes, and the version, always 00, is not stored.
+ */
+export function encodeTraceParents(traceParents: readonly (string | undefined)[]): Buffer | null {
+  let bytes: Buffer | null = null;
+  for (const [index, traceParent] of traceParents.entries()) {
+    if (!isTraceParent(traceParent)) continue;
+    bytes ??= Buffer.alloc(TRACE_PARENT_BYTES * traceParents.length);
+    const at = TRACE_PARENT_BYTES * index;
+    bytes.write(traceParent.slice(3, 35), at, 'hex');
+    bytes.write(traceParent.slice(36, 52), at + 16, 'hex');
+    bytes.write(traceParent.slice(53, 55), at + 24, 'hex');
+  }
+  return bytes;
+}
+
+/** The traceparents `encodeTraceParents` packed, null for a plant without one. */
+export function decodeTraceParents(bytes: Uint8Array): (string | null)[] {
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return Array.from({ length: Math.floor(view.length / TRACE_PARENT_BYTES) }, (_, index) => {
+    const at = TRACE_PARENT_BYTES * index;
+    const traceId = view.toString('hex', at, at + 16);
+    if (traceId === NO_TRACE_ID) return null;
+    return `00-${traceId}-${view.toString('hex', at + 16, at + 24)}-${view.toString('hex', at + 24, at + 25)}`;
+  });
 }

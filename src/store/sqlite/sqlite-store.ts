@@ -61,6 +61,7 @@ const NAME_TAKEN = Symbol('name-taken');
 export class SqliteStore implements Store {
   /** SQLite has one writer at a time; batches, not parallel transactions, make it fast. */
   readonly writeConcurrency = 1;
+  readonly databaseSystem = 'sqlite';
   readonly #db: Database.Database;
   readonly #plantBatch: SqlitePlantBatch;
   readonly #statements;
@@ -181,8 +182,8 @@ export class SqliteStore implements Store {
     return backUpStore(this.#db.name, target, options);
   }
 
-  async createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
-    return translateErrors(() => this.#plantBatch.write(plants));
+  async createPlants(plants: readonly NewPlant[], traceParents?: readonly (string | undefined)[]): Promise<CreatePlantResult[]> {
+    return translateErrors(() => this.#plantBatch.write(plants, traceParents));
   }
 
   async importPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {

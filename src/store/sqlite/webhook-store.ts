@@ -12,8 +12,9 @@ import type {
   WebhookStore,
 } from '../webhook-store.js';
 import { translateErrors } from './errors.js';
-import { decodePlantIds, type PlantRow, toNewPlant } from './plant-batch.js';
+import { type PlantRow, toNewPlant } from './plant-batch.js';
 import { listMessages, resendMessages } from './webhook-messages.js';
+import { BatchUnpacker, type ClaimedRow } from './webhook-unpack.js';
 
 interface SubscriptionRow {
   id: number;
@@ -58,9 +59,11 @@ export class SqliteWebhookStore implements WebhookStore {
   readonly #db: Database.Database;
   readonly #listeners: (() => void)[] = [];
   readonly #statements;
+  readonly #unpacker: BatchUnpacker;
 
   constructor(db: Database.Database) {
     this.#db = db;
+    this.#unpacker = new BatchUnpacker(db);
     this.#statements = {
       insert: db.prepare(
         `INSERT INTO webhook_subscriptions (url, description, secret, key, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *, '[]' AS retired_secrets`,
@@ -84,15 +87,6 @@ export class SqliteWebhookStore implements WebhookStore {
       dropPending: db.prepare(`DELETE FROM webhook_messages WHERE subscription_id = ? AND state = 'pending'`),
       dropBatches: db.prepare('DELETE FROM webhook_batches WHERE subscription_id = ?'),
       dropRetired: db.prepare('DELETE FROM webhook_retired_secrets WHERE subscription_id = ?'),
-      nextBatch: db.prepare('SELECT id, created_at, requeued_at, plant_ids FROM webhook_batches WHERE subscription_id = ? ORDER BY id LIMIT 1'),
-      dropBatch: db.prepare('DELETE FROM webhook_batches WHERE id = ?'),
-      insertMessage: db.prepare('INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at, requeued_at) VALUES (?, ?, ?, ?, ?)'),
-      insertClaimed: db
-        .prepare(
-          `INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at, requeued_at, lease_owner, attempts)
-           VALUES (?, ?, ?, ?, ?, ?, 1) RETURNING id, plant_id, attempts, created_at, requeued_at`,
-        )
-        .safeIntegers(true),
       liveRetired: db.prepare(
         'SELECT count(*) AS live, min(valid_until) AS oldest FROM webhook_retired_secrets WHERE subscription_id = ? AND valid_until > ?',
       ),
@@ -107,7 +101,7 @@ export class SqliteWebhookStore implements WebhookStore {
             WHERE id IN (SELECT id FROM webhook_messages
                           WHERE subscription_id = ? AND state = 'pending' AND next_attempt_at <= ?
                           ORDER BY next_attempt_at, id LIMIT ?)
-            RETURNING id, plant_id, attempts, created_at, requeued_at`,
+            RETURNING id, plant_id, attempts, created_at, requeued_at, trace_parent`,
         )
         .safeIntegers(true),
       plant: db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true),
@@ -265,8 +259,8 @@ export class SqliteWebhookStore implements WebhookStore {
         if (this.#statements.isPaused.get(subscriptionId) === 1) return [];
         const now = Date.now();
         const claimed = this.#statements.claim.all(now + leaseMs, owner, subscriptionId, now, limit) as ClaimedRow[];
-        // Packed messages are unpacked only as claims need them, straight into their claim: the rest of a backlog stays one row a batch.
-        if (claimed.length < limit) this.#unpackBatches(subscriptionId, { owner, leaseEndsAt: now + leaseMs, wanted: limit - claimed.length, into: claimed });
+        // Then packed messages, as many as the claim still wants (webhook-unpack.ts).
+        if (claimed.length < limit) this.#unpacker.unpack(subscriptionId, { owner, leaseEndsAt: now + leaseMs, wanted: limit - claimed.length, into: claimed });
         return claimed.map(
           (row): ClaimedMessage => ({
             id: row.id,
@@ -275,34 +269,11 @@ export class SqliteWebhookStore implements WebhookStore {
             createdAt: new Date(Number(row.created_at)),
             queuedAt: new Date(Number(row.requeued_at ?? row.created_at)),
             plant: toNewPlant(this.#statements.plant.get(row.plant_id) as PlantRow),
+            traceParent: row.trace_parent,
           }),
         );
       }),
     );
-  }
-
-  /**
-   * Turns the subscription's oldest webhook_batches rows into webhook_messages
-   * rows, one a plant, until `wanted` were made or none is left. The first
-   * `wanted` are written claimed by `owner` (pushed onto `into`), the rest of
-   * their batch pending.
-   */
-  #unpackBatches(subscriptionId: number, claim: { owner: string; leaseEndsAt: number; wanted: number; into: ClaimedRow[] }): void {
-    let made = 0;
-    while (made < claim.wanted) {
-      const batch = this.#statements.nextBatch.get(subscriptionId) as { id: number; created_at: number; requeued_at: number | null; plant_ids: Uint8Array } | undefined;
-      if (batch === undefined) break;
-      for (const plantId of decodePlantIds(batch.plant_ids)) {
-        if (made < claim.wanted) {
-          const row = this.#statements.insertClaimed.get(subscriptionId, plantId, batch.created_at, claim.leaseEndsAt, batch.requeued_at, claim.owner) as ClaimedRow;
-          claim.into.push(row);
-        } else {
-          this.#statements.insertMessage.run(subscriptionId, plantId, batch.created_at, batch.created_at, batch.requeued_at);
-        }
-        made += 1;
-      }
-      this.#statements.dropBatch.run(batch.id);
-    }
   }
 
   async settleMessages(owner: string, settlements: readonly Settlement[]): Promise<void> {
@@ -363,15 +334,6 @@ export class SqliteWebhookStore implements WebhookStore {
   #inTransaction<T>(work: () => T): T {
     return this.#db.transaction(work).immediate();
   }
-}
-
-/** A claimed webhook_messages row, read with safe integers. */
-interface ClaimedRow {
-  id: bigint;
-  plant_id: bigint;
-  attempts: bigint;
-  created_at: bigint;
-  requeued_at: bigint | null;
 }
 
 function toSubscription(row: SubscriptionRow): Subscription {
