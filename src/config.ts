@@ -15,7 +15,7 @@ export { type DatabaseLocation, parseDatabaseUrl } from './config/database-url.j
 export { parsePostgresUrl, type PostgresHost, type PostgresUrl, type TargetSessionAttrs } from './config/postgres-url.js';
 export { describeConfig, describeSettings, shownDefault } from './config/describe.js';
 export { LOG_LEVELS, type LogLevel } from './config/log-levels.js';
-export { JWT_SETTINGS, SERVE_SETTINGS, type ServeConfig, STORE_SETTINGS, type StoreConfig, WEBHOOK_SETTINGS } from './config/setting-groups.js';
+export { JWT_SETTINGS, SERVE_SETTINGS, type ServeConfig, STORE_SETTINGS, type StoreConfig, TRACING_SETTINGS, WEBHOOK_SETTINGS } from './config/setting-groups.js';
 export { flagOf, settings } from './config/settings.js';
 
 /** Raw values as given: the environment, and flags by flag name (without `--`). */
@@ -29,6 +29,9 @@ export function loadServeConfig(sources: Sources): ServeConfig {
   checkJwtSettings(config, sources);
   if (config.webhookRetryMaxMs < config.webhookRetryMinMs) {
     throw new ConfigError(`WEBHOOK_RETRY_MAX_MS must be at least WEBHOOK_RETRY_MIN_MS (${config.webhookRetryMinMs}), got ${config.webhookRetryMaxMs}`);
+  }
+  if (config.otelBspMaxExportBatchSize > config.otelBspMaxQueueSize) {
+    throw new ConfigError(`OTEL_BSP_MAX_EXPORT_BATCH_SIZE must be at most OTEL_BSP_MAX_QUEUE_SIZE (${config.otelBspMaxQueueSize}), got ${config.otelBspMaxExportBatchSize}`);
   }
   // The whole request includes its headers, so its deadline bounds theirs too. Node's HTTP server
   // applies neither as set when headersTimeout > requestTimeout (REQUEST_TIMEOUT_MS=700 with the

@@ -29,6 +29,24 @@ export const WEBHOOK_SETTINGS = [
   'webhookPollMs',
 ] as const satisfies readonly SettingName[];
 
+/** The settings of traces (OpenTelemetry), under the SDK's own variable names. */
+export const TRACING_SETTINGS = [
+  'otelTracesExporter',
+  'otelExporterOtlpEndpoint',
+  'otelExporterOtlpTracesEndpoint',
+  'otelExporterOtlpProtocol',
+  'otelExporterOtlpHeaders',
+  'otelExporterOtlpTimeout',
+  'otelServiceName',
+  'otelResourceAttributes',
+  'otelTracesSampler',
+  'otelTracesSamplerArg',
+  'otelBspScheduleDelay',
+  'otelBspExportTimeout',
+  'otelBspMaxQueueSize',
+  'otelBspMaxExportBatchSize',
+] as const satisfies readonly SettingName[];
+
 /** What `plantstore serve` reads, and `plantstore config` shows. */
 export const SERVE_SETTINGS = [
   'host',
@@ -56,6 +74,7 @@ export const SERVE_SETTINGS = [
   'metricsToken',
   ...JWT_SETTINGS,
   ...WEBHOOK_SETTINGS,
+  ...TRACING_SETTINGS,
   'docs',
 ] as const satisfies readonly SettingName[];
 

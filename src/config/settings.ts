@@ -12,24 +12,10 @@ import {
   parseTrustProxy,
   parseWord,
 } from './parsers.js';
+import { defineSetting, type Setting } from './setting.js';
+import { tracingSettings } from './tracing-settings.js';
 
-/** One setting: where it is read from, its default, its meaning, and how its text becomes a value. */
-export interface Setting<T> {
-  /** The environment variable; the flag is its name in lower case with hyphens (`DATABASE_URL`, `--database-url`). */
-  readonly env: string;
-  readonly default: T;
-  /** The meaning, one line, as `--help` prints it. */
-  readonly help: string;
-  /** The value of `text`, or a ConfigError that names `source`, the variable or flag it came from. */
-  parse(text: string, source: string): T;
-  /** How a value is shown (help, logs, `plantstore config`) when not as itself: masked, or without a password. */
-  show?(value: T): string;
-}
-
-/** Infers a setting's value type from its default and its parser together, so that the two agree. */
-function defineSetting<T>(setting: Setting<T>): Setting<T> {
-  return setting;
-}
+export { defineSetting, type Setting } from './setting.js';
 
 /**
  * Every setting, with its variable, default (and unit), meaning and parser:
@@ -310,6 +296,7 @@ export const settings = {
     help: 'how often each process looks for due webhook messages written elsewhere or retries that came due, in ms',
     parse: (text, source) => parseInteger(text, source, 10, 600_000),
   }),
+  ...tracingSettings,
 };
 
 export type SettingName = keyof typeof settings;
