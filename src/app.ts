@@ -28,6 +28,9 @@ import { createTokenVerifier, type TokenSettings } from './tokens/create-token-v
 import { TokenUses } from './tokens/token-uses.js';
 import { TokenUseWriter } from './tokens/token-use-writer.js';
 import type { TokenVerifier } from './tokens/token-verifier.js';
+import { CommitSpans } from './tracing/commit-spans.js';
+import { RequestSpans } from './tracing/request-spans.js';
+import { startTracing, type Tracing, type TracingConfig } from './tracing/tracing.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -39,6 +42,8 @@ declare module 'fastify' {
     tokenVerifier: TokenVerifier;
     /** The registry GET /metrics answers from, for what runs beside the app (the webhook dispatcher). */
     metricsRegistry: Registry;
+    /** The process's tracer when traces are on, for what runs beside the app; `serve` shuts it down last. */
+    tracing: Tracing | undefined;
   }
 }
 
@@ -68,16 +73,25 @@ export const CONNECTIONS_CHECK_INTERVAL_MS = 1000;
 /** At most one log line per this long about connections refused for their address; the metric counts each. */
 export const REFUSED_CONNECTION_LOG_INTERVAL_MS = 10_000;
 
+/** What else an app may be built with. */
+export interface AppOptions {
+  /** What token expiry and the token cache are judged by (Date.now by default): tests move it. */
+  now?: () => number;
+  /** The OpenTelemetry settings; without them, or with tracing off, no span is made. */
+  tracing?: TracingConfig;
+}
+
 /**
  * Builds the HTTP application on a store. It never listens: the serve
  * command does, and tests inject requests or listen on a port of their own.
- * The store stays the caller's to close. `clock.now` (Date.now by default)
- * is what token expiry and the token cache are judged by: tests move it.
+ * The store stays the caller's to close.
  */
-export function buildApp(config: AppConfig, store: Store, clock: { now?: () => number } = {}): FastifyInstance {
+export function buildApp(config: AppConfig, store: Store, options: AppOptions = {}): FastifyInstance {
   // What the routes need is made first, so that both adapters get it whole.
   const logger = createLogger(config.logLevel);
   const metrics = new Metrics();
+  const tracing = options.tracing && startTracing(options.tracing, { exported: metrics.spansExported, dropped: metrics.spansDropped });
+  const requestSpans = tracing && new RequestSpans(tracing.tracer);
   const writer = new GroupCommit(store, {
     maxBatch: config.writeBatchMax,
     maxQueue: config.writeQueueMax,
@@ -86,9 +100,10 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
       metrics.commitBatchSize.observe(batchSize);
       metrics.commitDuration.observe(seconds);
     },
+    ...(tracing && { tracer: new CommitSpans(tracing.tracer, store.databaseSystem) }),
   });
   const tokenUses = new TokenUses();
-  const verifier = createTokenVerifier(config, store, logger, clock, {
+  const verifier = createTokenVerifier(config, store, logger, options.now === undefined ? {} : { now: options.now }, {
     uses: tokenUses,
     onLookup: (outcome) => metrics.tokenLookups.inc({ outcome }),
   });
@@ -103,6 +118,7 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
     logger,
     clientAddress: clientAddress(config.trustProxy),
     bodyLimit: config.bodyLimit,
+    spans: requestSpans,
   });
   const { errorHandler, frameworkErrors } = errorHandlers(config.bodyLimit);
   const perAddress = connectionsPerAddress(config, logger, metrics);
@@ -146,6 +162,9 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
   app.decorate('tokenVerifier', verifier);
   app.decorateRequest('caller', null);
   app.decorateRequest('rateLimited', undefined);
+  app.decorate('tracing', tracing);
+  app.decorateRequest('span', undefined);
+  app.decorateRequest('errorBody', undefined);
   app.addHook('onClose', () => writer.drain());
   // The tokens' last uses are written every few seconds while the app runs, and once more as it closes.
   app.addHook('onReady', async () => tokenUseWriter.start());
@@ -165,7 +184,7 @@ export function buildApp(config: AppConfig, store: Store, clock: { now?: () => n
   systemRoutes(app, { store, stopping: () => app.stopping });
   metricsRoute(app, { metrics, metricsToken: config.metricsToken, limiter });
   if (config.docs) docsRoutes(app);
-  plantsRoute(app, pipeline);
+  plantsRoute(app, pipeline, requestSpans);
   return app;
 }
 

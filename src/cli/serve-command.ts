@@ -17,6 +17,7 @@ import { listenFailure } from './listen-failure.js';
 import { openNamedStore } from './store-access.js';
 import { terminalText } from './terminal-text.js';
 import { tellPrimary, WorkerReports } from './worker-reports.js';
+import { DeliverySpans } from '../tracing/delivery-spans.js';
 
 export const serveHelp = helpText(
   'plantstore serve [options]',
@@ -64,7 +65,7 @@ function stopSignal(): Promise<NodeJS.Signals> {
 /** `worker`: this process's place among the workers of --workers N. */
 async function serve(config: ServeConfig, worker: Worker | undefined, context: CommandContext): Promise<number> {
   const { store, note, changed } = await openNamedStore(config, { mayCreate: true });
-  const app = buildApp(config, store);
+  const app = buildApp(config, store, { tracing: config });
   const log = app.log;
 
   try {
@@ -121,6 +122,7 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
     },
     log,
     new WebhookMetrics(app.metricsRegistry, store.webhooks),
+    app.tracing && new DeliverySpans(app.tracing.tracer),
   );
   dispatcher.start();
   // The start line names where to read and try the API, for the person who just started it.
@@ -145,6 +147,8 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
   // the dispatcher meanwhile claims nothing more and records the attempts in flight.
   await Promise.all([app.close(), dispatcher.stop(config.shutdownGraceMs)]);
   clearTimeout(grace);
+  // Last, so that the spans of the final commits and attempts are exported too.
+  await app.tracing?.shutdown();
   await store.close();
   log.info({ config: describeConfig(config) }, 'stopped');
   return 0;

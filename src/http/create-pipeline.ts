@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Span } from '@opentelemetry/api';
 import { serializePlant } from '../contract/plant-codecs.js';
 import { ServiceError } from '../errors.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -34,6 +35,8 @@ export interface PendingCreate {
   readonly caller: Caller;
   /** Set to the policy that refused the create, for the access line. */
   rateLimited: PolicyName | undefined;
+  /** The request's SERVER span when traces are on: the commit links to it. */
+  readonly span: Span | undefined;
   /** Writes the answer: `body` is JSON, `headers` an error's own (Retry-After, WWW-Authenticate), or undefined. */
   answer(status: number, body: string, headers: ExtraHeaders): void;
 }
@@ -140,15 +143,20 @@ export class CreatePipeline {
   #create(plant: NewPlant, request: PendingCreate, rateFields: RateLimitHeaders | undefined): void {
     const metrics = this.#deps.metrics;
     try {
-      createPlant(this.#deps.writer, plant, (error, created) => {
-        if (error === undefined) {
-          metrics.countCreate(created!.outcome);
-          request.answer(200, serializePlant(created!.plant), rateFields);
-          return;
-        }
-        if (error instanceof ServiceError && error.code === 'PLANT_CONFLICT') metrics.countCreate('conflict');
-        this.fail(request, error, rateFields);
-      });
+      createPlant(
+        this.#deps.writer,
+        plant,
+        (error, created) => {
+          if (error === undefined) {
+            metrics.countCreate(created!.outcome);
+            request.answer(200, serializePlant(created!.plant), rateFields);
+            return;
+          }
+          if (error instanceof ServiceError && error.code === 'PLANT_CONFLICT') metrics.countCreate('conflict');
+          this.fail(request, error, rateFields);
+        },
+        request.span?.spanContext(),
+      );
     } catch (error) {
       // A plant that no store can keep is refused before anything is queued.
       this.fail(request, error, rateFields);

@@ -98,6 +98,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Spans the exporter sent to its receiver (traces: tracing/tracing.ts). */
+  readonly spansExported = new Counter({
+    name: 'plantstore_trace_spans_exported_total',
+    help: 'Spans exported to the OTLP receiver',
+    registers: [this.registry],
+  });
+
+  /** Spans lost: a full export queue (queue_full) or a failed export (the error's name); a create never waits for either. */
+  readonly spansDropped = new Counter({
+    name: 'plantstore_trace_spans_dropped_total',
+    help: 'Spans dropped, by reason: queue_full, or the failed export\'s error',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }

@@ -1,3 +1,4 @@
+import type { SpanContext } from '@opentelemetry/api';
 import { ServiceError } from '../errors.js';
 import { type NewPlant, type Plant, toPlant } from './plant.js';
 import type { PlantWriter } from './plant-writer.js';
@@ -15,13 +16,17 @@ export type Created = { plant: Plant; outcome: 'created' | 'replayed' };
  * (a conflict as a PLANT_CONFLICT error). A callback rather than a promise:
  * see PlantWriter.
  */
-export function createPlant(writer: PlantWriter, plant: NewPlant, done: (error: unknown, created?: Created) => void): void {
+export function createPlant(writer: PlantWriter, plant: NewPlant, done: (error: unknown, created?: Created) => void, trace?: SpanContext): void {
   checkStorablePlant(plant);
-  writer.add(plant, (error, result) => {
-    if (error !== undefined) done(error);
-    else if (result!.outcome === 'conflict') done(plantConflict(plant.id));
-    else done(undefined, { plant: toPlant(plant), outcome: result!.outcome });
-  });
+  writer.add(
+    plant,
+    (error, result) => {
+      if (error !== undefined) done(error);
+      else if (result!.outcome === 'conflict') done(plantConflict(plant.id));
+      else done(undefined, { plant: toPlant(plant), outcome: result!.outcome });
+    },
+    trace,
+  );
 }
 
 /** The error of a plant whose id another plant holds. */

@@ -1,3 +1,4 @@
+import type { SpanContext } from '@opentelemetry/api';
 import { ServiceError } from '../errors.js';
 import type { NewPlant } from './plant.js';
 import type { CreateCallback, CreatePlantResult, PlantBatchWriter, PlantWriter } from './plant-writer.js';
@@ -11,11 +12,27 @@ export interface GroupCommitOptions {
   concurrency: number;
   /** Called after each commit, for metrics. */
   onCommit?: (batchSize: number, seconds: number) => void;
+  /** Makes a span of each commit when traces are on (tracing/commit-spans.ts). */
+  tracer?: CommitTracer;
+}
+
+/** What the group commit needs of traces: a span for a batch, given the trace context of each of its requests. */
+export interface CommitTracer {
+  /** The batch's span, or undefined when none of its requests is traced. */
+  start(requests: readonly (SpanContext | undefined)[]): CommitTrace | undefined;
+}
+
+export interface CommitTrace {
+  /** Each plant's request as a W3C `traceparent`, for its webhook messages. */
+  readonly traceParents: readonly (string | undefined)[];
+  end(error?: unknown): void;
 }
 
 interface Waiting {
   plant: NewPlant;
   done: CreateCallback;
+  /** The request's span, when it is traced. */
+  trace: SpanContext | undefined;
 }
 
 /**
@@ -49,13 +66,13 @@ export class GroupCommit implements PlantWriter {
   }
 
   /** `create` with a callback (see PlantWriter): with OVERLOADED when the queue is full. */
-  add(plant: NewPlant, done: CreateCallback): void {
+  add(plant: NewPlant, done: CreateCallback, trace?: SpanContext): void {
     if (this.#queue.length >= this.#options.maxQueue) {
       const overloaded = new ServiceError('OVERLOADED', { detail: `${this.#queue.length} plants are waiting to be written` });
       process.nextTick(done, overloaded);
       return;
     }
-    this.#queue.push({ plant, done });
+    this.#queue.push({ plant, done, trace });
     this.#schedule();
   }
 
@@ -101,12 +118,18 @@ export class GroupCommit implements PlantWriter {
     this.#commits += 1;
     const started = process.hrtime.bigint();
     let results: CreatePlantResult[];
+    const trace = this.#options.tracer?.start(batch.map((waiting) => waiting.trace));
     try {
-      results = await this.#store.createPlants(batch.map((waiting) => waiting.plant));
+      results = await this.#store.createPlants(
+        batch.map((waiting) => waiting.plant),
+        trace?.traceParents,
+      );
       this.#plantsCommitted += batch.length;
       this.#options.onCommit?.(batch.length, Number(process.hrtime.bigint() - started) / 1e9);
+      trace?.end();
     } catch (error) {
       // A failed transaction stored nothing of the batch: every request in it is told so.
+      trace?.end(error);
       this.#settled();
       for (const waiting of batch) answer(waiting.done, error);
       return;

@@ -1,3 +1,4 @@
+import type { SpanContext } from '@opentelemetry/api';
 import type { NewPlant } from './plant.js';
 
 /**
@@ -25,7 +26,8 @@ export type CreateCallback = (error: unknown, result?: CreatePlantResult) => voi
  * before `add` returns.
  */
 export interface PlantWriter {
-  add(plant: NewPlant, done: CreateCallback): void;
+  /** `trace`: the request's span, when traces are on, which the commit links to and the plant's webhook messages continue. */
+  add(plant: NewPlant, done: CreateCallback, trace?: SpanContext): void;
 }
 
 /**
@@ -43,6 +45,13 @@ export interface PlantBatchWriter {
    * from this process or another, never both create one id. Every plant
    * `created` gets one webhook message per active subscription in the same
    * transaction; a replayed or conflicting one gets none.
+   *
+   * `traceParents`, when given, is aligned with `plants`: the W3C
+   * `traceparent` of the request of each (undefined for none). Each plant
+   * created keeps its own with its messages, so that their deliveries
+   * continue its trace (`ClaimedMessage.traceParent`); one that is not a
+   * valid traceparent is kept as none. Absent when traces are off, and then
+   * the batch costs nothing more than without traces.
    */
-  createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]>;
+  createPlants(plants: readonly NewPlant[], traceParents?: readonly (string | undefined)[]): Promise<CreatePlantResult[]>;
 }

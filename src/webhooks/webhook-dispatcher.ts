@@ -4,9 +4,10 @@ import { type EventLoopUtilization, performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ClaimedMessage, Settlement, WebhookStore } from '../store/webhook-store.js';
 import { retryDelayMs } from './retry-delay.js';
-import { type AttemptResult, loadReceiverClient, postMessage } from './post-message.js';
-import { messageBody, webhookId } from './message.js';
-import { signedHeaders } from './signature.js';
+import { type AttemptResult, loadReceiverClient } from './post-message.js';
+import { webhookId } from './message.js';
+import { attemptDelivery } from './attempt-delivery.js';
+import type { DeliverySpans } from '../tracing/delivery-spans.js';
 import { DeliveryTarget, type LeasedMessage } from './delivery-target.js';
 import { DeliveryPace } from './delivery-pace.js';
 import type { WebhookMetrics } from '../observability/webhook-metrics.js';
@@ -82,6 +83,7 @@ export class WebhookDispatcher {
   readonly #options: DispatcherOptions;
   readonly #log: FastifyBaseLogger;
   readonly #metrics: WebhookMetrics | undefined;
+  readonly #spans: DeliverySpans | undefined;
   /** Who holds this process's leases. */
   readonly #owner = `${hostname()}/${process.pid}/${randomUUID()}`;
   /** A claim holds a message this long: its wait for a slot (at most an attempt's timeout) and its attempt, so a live process never loses its lease mid-attempt. */
@@ -110,13 +112,14 @@ export class WebhookDispatcher {
   /** A stop's grace ran out: the attempts still in flight were cut. */
   #interrupted = false;
 
-  constructor(store: WebhookStore, creates: CreatesWriter, options: DispatcherOptions, log: FastifyBaseLogger, metrics?: WebhookMetrics) {
+  constructor(store: WebhookStore, creates: CreatesWriter, options: DispatcherOptions, log: FastifyBaseLogger, metrics?: WebhookMetrics, spans?: DeliverySpans) {
     this.#store = store;
     this.#creates = creates;
     this.#window = { loop: performance.eventLoopUtilization(), plantsCommitted: creates.plantsCommitted, at: Date.now() };
     this.#options = options;
     this.#log = log;
     this.#metrics = metrics;
+    this.#spans = spans;
     this.#leaseMs = 2 * options.timeoutMs + 1000;
   }
 
@@ -348,9 +351,7 @@ export class WebhookDispatcher {
     this.#inFlight += 1;
     let result: AttemptResult;
     try {
-      const id = webhookId(target.subscription.key, message.id);
-      const body = messageBody(message);
-      result = await postMessage(target.pool, target.url, signedHeaders(target.keys, id, body), body, this.#options.timeoutMs);
+      result = await attemptDelivery(target, message, this.#options.timeoutMs, this.#spans);
     } catch (error) {
       result = { delivered: false, error: error instanceof Error ? error.message : String(error) };
     }

@@ -17,6 +17,8 @@ export interface Received {
   verifiedSignatures: number;
   signatures: string[];
   status: number;
+  /** The W3C `traceparent` the request carried, if any. */
+  traceParent: string | undefined;
 }
 
 /** What the receiver answers a request with: a status, or `hang` to never answer. */
@@ -122,6 +124,7 @@ export class WebhookReceiver {
         verifiedSignatures: this.#verified(webhookId, timestamp, body, signatures),
         signatures,
         status: answer === 'hang' ? 0 : answer,
+        traceParent: typeof request.headers.traceparent === 'string' ? request.headers.traceparent : undefined,
       };
       this.received.push(record);
       if (answer === 'hang') {

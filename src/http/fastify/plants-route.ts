@@ -1,6 +1,8 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Span } from '@opentelemetry/api';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, onResponseHookHandler, onSendHookHandler } from 'fastify';
 import type { PolicyName } from '../../rate-limits/rate-policy.js';
 import type { Caller } from '../../tokens/token-verifier.js';
+import { RequestSpans } from '../../tracing/request-spans.js';
 import type { ExtraHeaders } from '../answer-headers.js';
 import type { CreatePipeline, PendingCreate } from '../create-pipeline.js';
 import type { RequestLog } from '../error-answer.js';
@@ -13,6 +15,10 @@ declare module 'fastify' {
     caller: Caller | null;
     /** The rate limit policy that refused the request, for the access line. */
     rateLimited: PolicyName | undefined;
+    /** The request's SERVER span, when traces are on. */
+    span: Span | undefined;
+    /** An error answer's body, for its span's `error.type`. */
+    errorBody: string | undefined;
   }
 }
 
@@ -24,14 +30,15 @@ declare module 'fastify' {
  * settle everything but the body never get here: the node:http adapter
  * serves them (../node/direct-create.ts).
  */
-export function plantsRoute(app: FastifyInstance, pipeline: CreatePipeline): void {
+export function plantsRoute(app: FastifyInstance, pipeline: CreatePipeline, spans: RequestSpans | undefined): void {
+  const admit: onRequestHookHandler = (request, _reply, done) => {
+    pipeline.admit(request.headers, request.ip, request, (refusal, caller) => {
+      if (caller !== undefined) request.caller = caller;
+      done(refusal);
+    });
+  };
   app.post('/plants', {
-    onRequest: (request, _reply, done) => {
-      pipeline.admit(request.headers, request.ip, request, (refusal, caller) => {
-        if (caller !== undefined) request.caller = caller;
-        done(refusal);
-      });
-    },
+    ...(spans === undefined ? { onRequest: admit } : { ...SPAN_HOOKS, onRequest: [startSpan(spans), admit] }),
     // Not async: the answer is sent from the group commit's callback, with no promise per request.
     handler: (request, reply) => {
       pipeline.create(typeof request.body === 'string' ? request.body : '', new FastifyCreate(request, reply));
@@ -40,9 +47,30 @@ export function plantsRoute(app: FastifyInstance, pipeline: CreatePipeline): voi
   allowOnly(app, '/plants', ['POST']);
 }
 
+/** The request's span starts before its token is checked, so that a refusal has its span too. */
+function startSpan(spans: RequestSpans): onRequestHookHandler {
+  return (request, _reply, done) => {
+    request.span = spans.start(request.headers, { clientAddress: request.ip, serverPort: request.socket.localPort });
+    done();
+  };
+}
+
+/** The span ends with the answer; an error's body is kept on its way out for its code. */
+const SPAN_HOOKS: { onSend: onSendHookHandler; onResponse: onResponseHookHandler } = {
+  onSend: (request, reply, payload, done) => {
+    if (reply.statusCode >= 400 && typeof payload === 'string') request.errorBody = payload;
+    done(null, payload);
+  },
+  onResponse: (request, reply, done) => {
+    if (request.span !== undefined) RequestSpans.end(request.span, reply.statusCode, request.errorBody);
+    done();
+  },
+};
+
 class FastifyCreate implements PendingCreate {
   readonly log: RequestLog;
   readonly caller: Caller;
+  readonly span: Span | undefined;
   readonly #request: FastifyRequest;
   readonly #reply: FastifyReply;
 
@@ -50,6 +78,7 @@ class FastifyCreate implements PendingCreate {
     this.log = request.log;
     // onRequest admitted it: a request reaches the handler only with its caller.
     this.caller = request.caller!;
+    this.span = request.span;
     this.#request = request;
     this.#reply = reply;
   }

@@ -1,10 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import type { Span } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { CompletedRequest } from '../../observability/access-line.js';
 import type { RecordCompletion } from '../../observability/request-completed.js';
 import type { PolicyName } from '../../rate-limits/rate-policy.js';
 import type { Caller } from '../../tokens/token-verifier.js';
+import { RequestSpans } from '../../tracing/request-spans.js';
 import { answerHeaderList, type ExtraHeaders } from '../answer-headers.js';
 import type { CreatePipeline, PendingCreate } from '../create-pipeline.js';
 import { requestId } from '../request-id.js';
@@ -19,6 +21,8 @@ export interface DirectCreateDeps {
   logger: Logger;
   clientAddress: (request: IncomingMessage) => string | undefined;
   bodyLimit: number;
+  /** The SERVER spans of requests, when traces are on. */
+  spans: RequestSpans | undefined;
 }
 
 /**
@@ -69,6 +73,7 @@ class DirectCreate implements CompletedRequest, PendingCreate {
   readonly url = ROUTE;
   readonly caller: Caller;
   rateLimited: PolicyName | undefined = undefined;
+  readonly span: Span | undefined;
   readonly #deps: DirectCreateDeps;
   readonly #request: IncomingMessage;
   readonly #response: ServerResponse;
@@ -81,6 +86,7 @@ class DirectCreate implements CompletedRequest, PendingCreate {
     this.#response = response;
     this.caller = caller;
     this.id = requestId(request);
+    this.span = deps.spans?.start(request.headers, { clientAddress: this.ip, serverPort: request.socket.localPort });
   }
 
   get ip(): string | undefined {
@@ -115,5 +121,6 @@ class DirectCreate implements CompletedRequest, PendingCreate {
     this.#response.writeHead(status, answerHeaderList(this.id, headers, Buffer.byteLength(body)) as string[]);
     this.#response.end(body);
     this.#deps.record(this, ROUTE, status, (performance.now() - this.#start) / 1000);
+    if (this.span !== undefined) RequestSpans.end(this.span, status, body);
   }
 }

@@ -1,0 +1,42 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { Duplex } from 'node:stream';
+
+/** Not among the errors the exporter retries: once tracing stops, an export fails at once rather than backing off. */
+const STOPPED = 'ERR_PLANTSTORE_TRACING_STOPPED';
+
+/**
+ * The exporter's HTTP connections, as an agent factory for the OTLP
+ * exporter. Its sockets are unref'd, so that an export in flight to a
+ * receiver that hangs never keeps a stopping process alive; once `stop` is
+ * called, open connections are cut and new ones refused with an error the
+ * exporter does not retry. An export waiting out a retry's back-off (at
+ * most 5 s, the SDK's) still ends then, with that error.
+ */
+export class ExportConnections {
+  #stopped = false;
+  readonly #agents: http.Agent[] = [];
+
+  readonly agentFactory = (protocol: string): http.Agent => {
+    const connections = this;
+    const Base = protocol === 'https:' ? https.Agent : http.Agent;
+    const agent = new (class extends Base {
+      override createConnection(options: http.ClientRequestArgs, callback?: (error: Error | null, socket: Duplex) => void): Duplex | null | undefined {
+        if (connections.#stopped) {
+          callback?.(Object.assign(new Error('tracing has stopped'), { code: STOPPED }), undefined as unknown as Duplex);
+          return undefined;
+        }
+        const socket = super.createConnection(options, callback);
+        (socket as { unref?: () => void } | null | undefined)?.unref?.();
+        return socket;
+      }
+    })({ keepAlive: true });
+    this.#agents.push(agent);
+    return agent;
+  };
+
+  stop(): void {
+    this.#stopped = true;
+    for (const agent of this.#agents) agent.destroy();
+  }
+}

@@ -1,0 +1,102 @@
+import type { Tracer } from '@opentelemetry/api';
+import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import type { Counter } from 'prom-client';
+import type { TRACING_SETTINGS } from '../config/setting-groups.js';
+import type { SettingValues } from '../config/setting-groups.js';
+import { VERSION } from '../version.js';
+import { spanCountsMeterProvider } from './dropped-spans.js';
+import { ExportConnections } from './export-connections.js';
+import { samplerOf } from './sampler.js';
+
+export type TracingConfig = SettingValues<(typeof TRACING_SETTINGS)[number]>;
+
+/** Where OTLP/HTTP receivers listen by default (a Collector on the same host). */
+const DEFAULT_ENDPOINT = 'http://localhost:4318/';
+
+/** Longest a stopping process waits for its last spans to be exported: a receiver away must not hold a shutdown up. */
+export const FINAL_EXPORT_MS = 2000;
+
+/** The counters of the spans the exporter sent and those dropped, by reason. */
+export interface SpanCounters {
+  exported: Counter;
+  dropped: Counter<'reason'>;
+}
+
+/** The process's tracer, and how to stop it. */
+export interface Tracing {
+  readonly tracer: Tracer;
+  /** Exports the spans still queued, for at most FINAL_EXPORT_MS, and stops. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Whether traces are exported: with OTEL_TRACES_EXPORTER=otlp, or with an
+ * OTLP endpoint set and OTEL_TRACES_EXPORTER unset; never with `none`.
+ */
+export function tracingEnabled(config: TracingConfig): boolean {
+  if (config.otelTracesExporter !== undefined) return config.otelTracesExporter === 'otlp';
+  return config.otelExporterOtlpEndpoint !== undefined || config.otelExporterOtlpTracesEndpoint !== undefined;
+}
+
+/** The URL spans are posted to: the traces endpoint as given, or the base endpoint's `v1/traces`. */
+export function tracesUrl(config: TracingConfig): string {
+  if (config.otelExporterOtlpTracesEndpoint !== undefined) return config.otelExporterOtlpTracesEndpoint;
+  const base = config.otelExporterOtlpEndpoint ?? DEFAULT_ENDPOINT;
+  return new URL('v1/traces', base.endsWith('/') ? base : `${base}/`).href;
+}
+
+/**
+ * The OpenTelemetry SDK set up from the settings, or undefined when tracing
+ * is off, so that every traced step costs one comparison when it is.
+ * Nothing is registered globally: the tracer is handed to the steps that
+ * make spans, and no context manager follows async calls (a request's
+ * context travels with it as a value), which would cost every request of
+ * the process, traced or not.
+ *
+ * Spans are exported in batches off the request path. The queue is
+ * bounded: an exporter that cannot keep up, or reach its receiver, drops
+ * spans and counts them, and a create never waits for it.
+ */
+export function startTracing(config: TracingConfig, counters: SpanCounters): Tracing | undefined {
+  if (!tracingEnabled(config)) return undefined;
+  const connections = new ExportConnections();
+  const exporterOptions = {
+    url: tracesUrl(config),
+    headers: { ...config.otelExporterOtlpHeaders },
+    timeoutMillis: config.otelExporterOtlpTimeout,
+    httpAgentOptions: connections.agentFactory,
+  };
+  const exporter = config.otelExporterOtlpProtocol === 'http/json' ? new JsonTraceExporter(exporterOptions) : new ProtobufTraceExporter(exporterOptions);
+  const processor = new BatchSpanProcessor({
+    exporter,
+    scheduledDelayMillis: config.otelBspScheduleDelay,
+    exportTimeoutMillis: config.otelBspExportTimeout,
+    maxQueueSize: config.otelBspMaxQueueSize,
+    maxExportBatchSize: config.otelBspMaxExportBatchSize,
+    selfObsMeterProvider: spanCountsMeterProvider(counters.exported, counters.dropped),
+  });
+  const attributes = config.otelResourceAttributes;
+  const provider = new TracerProvider({
+    // OTEL_SERVICE_NAME wins over a service.name in OTEL_RESOURCE_ATTRIBUTES (the SDK's rule).
+    resource: resourceFromAttributes({
+      'service.version': VERSION,
+      ...attributes,
+      'service.name': config.otelServiceName ?? attributes['service.name'] ?? 'plantstore',
+    }),
+    sampler: samplerOf(config.otelTracesSampler, config.otelTracesSamplerArg),
+    spanProcessors: [processor],
+  });
+  return {
+    tracer: provider.getTracer('plantstore', VERSION),
+    shutdown: async () => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, FINAL_EXPORT_MS)));
+      await Promise.race([provider.shutdown().catch(() => undefined), late]);
+      clearTimeout(timer);
+      connections.stop();
+    },
+  };
+}
