@@ -15,7 +15,9 @@
 // that arrived during the measurement are reported too; a TARGET ending in `@unsubscribed` is that build
 // without the subscription, so that one run tells what the subscription costs. A TARGET ending in
 // `@rate-limited` is that build under RATE_LIMIT=BENCH_RATE_LIMIT, a policy the load never exhausts, so
-// that every create takes from its client's quota and one run tells what the limiter costs. As in `npm run bench`,
+// that every create takes from its client's quota and one run tells what the limiter costs. `@traced` is that
+// build with traces on, every request sampled, exported to an OTLP receiver that answers at once
+// (bench/otlp-sink.mjs, on the load generator's core), so that one run tells what tracing costs. As in `npm run bench`,
 // each measurement follows 2 s of warm-up on its own connections. On PostgreSQL the database's CPU a
 // request is reported beside the server's (every `postgres` process on the machine). Stores are prepared
 // with this checkout's migrations: a build older than the schema refuses to start on them.
@@ -27,6 +29,7 @@ import { loadGenerator, requireAllAnswered } from './load/load-generator.js';
 import { median } from './median.js';
 import { cpuSince, postgresCpuSeconds } from './postgres-cpu.js';
 import { binLaunch, freePort } from './servers.js';
+import { startOtlpSink } from './otlp-sink.js';
 import { freshStore, multiHostUrl, type StoreKind, subscribe } from './stores.js';
 import { type BenchReceiver, startReceiver } from './webhook-receiver.js';
 
@@ -43,7 +46,7 @@ const { values, positionals: targets } = parseArgs({
   },
 });
 if (targets.length === 0) throw new Error('name at least one target: floor, or the folder of a build');
-const FORMS = ['multi-host', 'unsubscribed', 'rate-limited'];
+const FORMS = ['multi-host', 'unsubscribed', 'rate-limited', 'traced'];
 /** 100 million creates an hour: above any rate this machine reaches, so none is refused, and a slice lasts its whole second. */
 const BENCH_RATE_LIMIT = '100000000/1h';
 /** A target's folder (or `floor`, `baseline`) and the form after its `@`, if any: a form not in FORMS is refused. */
@@ -96,6 +99,8 @@ for (let round = 1; round <= Number(values.rounds); round++) {
       DATABASE_URL: databaseUrl,
       ...(form === 'rate-limited' ? { RATE_LIMIT: BENCH_RATE_LIMIT } : {}),
     };
+    const sink = form === 'traced' ? await startOtlpSink(pinned ? 1 : undefined) : undefined;
+    if (sink !== undefined) Object.assign(env, { OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint, OTEL_TRACES_SAMPLER: 'always_on' });
     let receiver: BenchReceiver | undefined;
     if (values.webhook && build !== undefined && form !== 'unsubscribed') {
       receiver = await startReceiver(pinned ? 1 : undefined);
@@ -146,6 +151,7 @@ for (let round = 1; round <= Number(values.rounds); round++) {
       child.kill('SIGTERM');
       await exited;
       await receiver?.close();
+      await sink?.close();
       await bench.cleanup();
     }
   }
