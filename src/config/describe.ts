@@ -3,24 +3,33 @@ import { flagOf, type Setting, type SettingName, settings } from './settings.js'
 
 /** Help is wrapped within this many columns, so that a terminal does not wrap a meaning back to the first column. */
 const HELP_COLUMNS = 120;
-/** The narrowest a meaning's column gets, however long the flags. */
-const LEAST_MEANING_COLUMNS = 40;
+/**
+ * The widest the flag and variable columns get, so that a meaning keeps 58
+ * columns (the longest word a meaning holds, a PostgreSQL URL's form, fits):
+ * a longer flag or variable has a line of its own, its meaning below it.
+ */
+const MOST_FLAG_COLUMNS = 29;
+const MOST_ENV_COLUMNS = 27;
 
 /**
  * The lines `--help` prints for these settings: flag, variable and meaning
  * with the default, in columns two spaces apart, as wide as the longest flag
- * and variable. A long meaning goes on in its own column on the next lines.
+ * and variable up to MOST_FLAG_COLUMNS and MOST_ENV_COLUMNS, so that meanings keep room. A long
+ * meaning goes on in its own column on the next lines; so does the meaning
+ * of a setting whose names are wider than their columns.
  */
 export function describeSettings(names: readonly SettingName[]): string {
   const rows = names.map((name) => ({ name, flag: `--${flagOf(settings[name])}`, env: settings[name].env }));
-  const flagWidth = Math.max(...rows.map((row) => row.flag.length));
-  const envWidth = Math.max(...rows.map((row) => row.env.length));
+  const flagWidth = Math.min(MOST_FLAG_COLUMNS, Math.max(...rows.map((row) => row.flag.length)));
+  const envWidth = Math.min(MOST_ENV_COLUMNS, Math.max(...rows.map((row) => row.env.length)));
   const indent = ' '.repeat(2 + flagWidth + 2 + envWidth + 2);
-  const meaningWidth = Math.max(LEAST_MEANING_COLUMNS, HELP_COLUMNS - indent.length);
+  const meaningWidth = HELP_COLUMNS - indent.length;
   return rows
     .map(({ name, flag, env }) => {
-      const [first, ...more] = wrapWords([...settings[name].help.split(' '), `(default: ${shownDefault(name)})`], meaningWidth);
-      return [`  ${flag.padEnd(flagWidth)}  ${env.padEnd(envWidth)}  ${first}`, ...more.map((line) => `${indent}${line}`)].join('\n');
+      const meaning = wrapWords([...settings[name].help.split(' '), `(default: ${shownDefault(name)})`], meaningWidth);
+      const names = `  ${flag.padEnd(flagWidth)}  ${env.padEnd(envWidth)}  `;
+      const lines = names.length > indent.length ? [names.trimEnd(), ...meaning.map((line) => `${indent}${line}`)] : [`${names}${meaning[0]}`, ...meaning.slice(1).map((line) => `${indent}${line}`)];
+      return lines.join('\n');
     })
     .join('\n');
 }
