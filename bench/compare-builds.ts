@@ -29,7 +29,7 @@ import { loadGenerator, requireAllAnswered } from './load/load-generator.js';
 import { median } from './median.js';
 import { cpuSince, postgresCpuSeconds } from './postgres-cpu.js';
 import { binLaunch, freePort } from './servers.js';
-import { startOtlpSink } from './otlp-sink.js';
+import { startOtlpSink, tracedSettings } from './otlp-sink.js';
 import { freshStore, multiHostUrl, type StoreKind, subscribe } from './stores.js';
 import { type BenchReceiver, startReceiver } from './webhook-receiver.js';
 
@@ -100,7 +100,7 @@ for (let round = 1; round <= Number(values.rounds); round++) {
       ...(form === 'rate-limited' ? { RATE_LIMIT: BENCH_RATE_LIMIT } : {}),
     };
     const sink = form === 'traced' ? await startOtlpSink(pinned ? 1 : undefined) : undefined;
-    if (sink !== undefined) Object.assign(env, { OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint, OTEL_TRACES_SAMPLER: 'always_on' });
+    if (sink !== undefined) Object.assign(env, tracedSettings(sink.endpoint));
     let receiver: BenchReceiver | undefined;
     if (values.webhook && build !== undefined && form !== 'unsubscribed') {
       receiver = await startReceiver(pinned ? 1 : undefined);

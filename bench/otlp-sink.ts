@@ -21,3 +21,8 @@ export async function startOtlpSink(cpu: number | undefined): Promise<{ endpoint
     },
   };
 }
+
+/** What a traced build is given: traces on, every request sampled, exported to `endpoint`. */
+export function tracedSettings(endpoint: string): Record<string, string> {
+  return { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_SAMPLER: 'always_on' };
+}

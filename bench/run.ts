@@ -12,6 +12,7 @@ import { reportPicture } from './report-picture.js';
 import { Progress } from '../src/cli/progress.js';
 import { type BenchStore, freshStore, preload, type StoreKind, subscribe } from './stores.js';
 import { median } from './median.js';
+import { startOtlpSink, tracedSettings } from './otlp-sink.js';
 import { startReceiver } from './webhook-receiver.js';
 import { measureWebhookRound, type WebhookRound } from './webhook-round.js';
 import { webhookReport } from './webhook-report.js';
@@ -31,6 +32,9 @@ const HELP = `Usage: npm run bench -- [options]
                             a receiver process (pinned beside the load generator) verifies every
                             delivery's signature and times it; after the loaded run, the backlog's
                             drain, then a steady phase at half the sustainable create rate, then a drain
+  --traced                  also measure the service with traces on, in the same rounds: every request
+                            sampled, exported over OTLP/HTTP to a receiver that answers at once
+                            (bench/otlp-sink.mjs, pinned beside the load generator)
   --steady-seconds S        with --webhook: seconds of the steady phase (default 20)
   --drain-limit S           with --webhook: the most seconds each drain waits for the backlog (default 120)
   --smoke                   a few seconds: checks that everything runs and reports; asserts nothing
@@ -48,6 +52,7 @@ const { values } = parseArgs({
     env: { type: 'string', multiple: true, default: [] },
     smoke: { type: 'boolean', default: false },
     webhook: { type: 'boolean', default: false },
+    traced: { type: 'boolean', default: false },
     'steady-seconds': { type: 'string', default: '20' },
     'drain-limit': { type: 'string', default: '120' },
     help: { type: 'boolean', default: false },
@@ -135,8 +140,8 @@ async function measure(server: RunningServer, token: string): Promise<Measured> 
 }
 
 /** Runs `work` against the service started on `bench`'s store, and stops it. */
-async function withService<T>(bench: BenchStore, work: (server: RunningServer) => Promise<T>): Promise<T> {
-  const server = await startService({ ...serviceSettings, DATABASE_URL: bench.url }, serverCpu);
+async function withService<T>(bench: BenchStore, work: (server: RunningServer) => Promise<T>, settings: Record<string, string> = {}): Promise<T> {
+  const server = await startService({ ...serviceSettings, ...settings, DATABASE_URL: bench.url }, serverCpu);
   try {
     return await work(server);
   } finally {
@@ -188,6 +193,16 @@ function measureServiceWithWebhook(): Promise<Measured> {
   });
 }
 
+/** The service with traces on, every request sampled, exported to a receiver that answers at once, on the load generator's core. */
+async function measureTracedService(): Promise<Measured> {
+  const sink = await startOtlpSink(loadCpu);
+  try {
+    return await withFreshStore((bench) => withService(bench, (server) => measure(server, bench.token), tracedSettings(sink.endpoint)));
+  } finally {
+    await sink.close();
+  }
+}
+
 /** The durable floor: the baseline that also commits every plant to a fresh store (see baseline-server.mjs). */
 function measureFloor(): Promise<Measured> {
   return withFreshStore((bench) => measureBaseline(bench.url));
@@ -221,16 +236,17 @@ function medianOf(runs: Measured[], pick: (run: Measured) => number): number {
   return median(runs.map(pick));
 }
 
-const allTargets = ['service', 'baseline', 'floor', 'webhook'] as const;
+const allTargets = ['service', 'baseline', 'floor', 'webhook', 'traced'] as const;
 type Target = (typeof allTargets)[number];
-const targetNames: readonly Target[] = values.webhook ? allTargets : allTargets.filter((target) => target !== 'webhook');
+const targetNames: readonly Target[] = allTargets.filter((target) => (target === 'webhook' ? values.webhook : target === 'traced' ? values.traced : true));
 const measurers: Record<Target, () => Promise<Measured>> = {
   service: measureService,
   baseline: () => measureBaseline(),
   floor: measureFloor,
   webhook: measureServiceWithWebhook,
+  traced: measureTracedService,
 };
-const measured: Record<Target, Measured[]> = { service: [], baseline: [], floor: [], webhook: [] };
+const measured: Record<Target, Measured[]> = { service: [], baseline: [], floor: [], webhook: [], traced: [] };
 for (let round = 1; round <= options.rounds; round++) {
   // Each round starts with the next server, so that none is always measured first.
   const order = targetNames.map((_, i) => targetNames[(i + round - 1) % targetNames.length]!);
@@ -239,7 +255,7 @@ for (let round = 1; round <= options.rounds; round++) {
     measured[target].push(await measurers[target]());
   }
 }
-const { service, baseline, floor, webhook } = measured;
+const { service, baseline, floor, webhook, traced } = measured;
 const preloadResult = options.preload > 0 ? await measurePreloaded(options.preload) : undefined;
 const fsyncSamples = smoke ? 20 : 200;
 const fsyncMs = median(fsyncTimesMs(fsyncSamples));
@@ -250,6 +266,7 @@ const servers: [string, Measured[]][] = [
   ['durable floor', floor],
   ['service', service],
   ...(values.webhook ? [['service, 1 webhook subscription', webhook] as [string, Measured[]]] : []),
+  ...(values.traced ? [['service, traced', traced] as [string, Measured[]]] : []),
 ];
 const rows = (scenario: 'many' | 'lone') => servers.map(([name, runs]) => row(name, runs, scenario)).join('\n');
 const row = (name: string, runs: Measured[], scenario: 'many' | 'lone') => {
@@ -314,6 +331,15 @@ if (values.webhook) {
   const ratio = medianOf(webhook, (run) => run.many.requestsPerSecond) / medianOf(service, (run) => run.many.requestsPerSecond);
   targets.push(`| throughput at ${options.connections} connections with one webhook subscription | ≥ 0.90 × service without | ${ratio.toFixed(2)} × | ${verdict(ratio >= 0.9)} |`);
 }
+if (values.traced) {
+  // Tracing's goal: the traced service at most 10 % below the untraced one of the same run, against the floor and in CPU.
+  const tracedFigures = figures(traced, floor);
+  const compared = `service/floor ${tracedFigures.throughput.toFixed(2)} × traced, ${serviceFigures.throughput.toFixed(2)} × untraced`;
+  targets.push(
+    `| throughput at ${options.connections} connections, traced | ≥ 0.90 × untraced | ${(tracedFigures.throughput / serviceFigures.throughput).toFixed(2)} × (${compared}) | ${verdict(tracedFigures.throughput / serviceFigures.throughput >= 0.9)} |`,
+    `| CPU per request at ${options.connections} connections, traced | ≤ 1.10 × untraced | ${(tracedFigures.cpu / serviceFigures.cpu).toFixed(2)} × (${medianOf(traced, (run) => run.many.cpuUsPerRequest).toFixed(1)} µs against ${medianOf(service, (run) => run.many.cpuUsPerRequest).toFixed(1)}) | ${verdict(tracedFigures.cpu / serviceFigures.cpu <= 1.1)} |`,
+  );
+}
 const webhookPart = values.webhook
   ? webhookReport(
       webhook.map((run) => run.webhook!),
@@ -321,14 +347,18 @@ const webhookPart = values.webhook
     )
   : undefined;
 if (webhookPart !== undefined) targets.push(...webhookPart.goalRows);
-const webhookNote = values.webhook
-  ? `\nWebhook: the service on a store with one subscription, delivering every plant created to a receiver process that verifies each delivery (\`bench/webhook-receiver.mjs\`); its own phases are in the section below the tables.\n`
-  : '';
+const targetNotes =
+  (values.webhook
+    ? `\nWebhook: the service on a store with one subscription, delivering every plant created to a receiver process that verifies each delivery (\`bench/webhook-receiver.mjs\`); its own phases are in the section below the tables.\n`
+    : '') +
+  (values.traced
+    ? `\nTraced: the service with traces on (OTEL_TRACES_SAMPLER=always_on), exporting over OTLP/HTTP in protobuf to a receiver that answers at once (\`bench/otlp-sink.mjs\`, on the load generator's core).\n`
+    : '');
 
 const date = new Date().toISOString().slice(0, 10);
 // A run with other settings keeps its own files, beside the defaults' ones.
 const settingsSuffix =
-  values.env.map((setting) => `-${setting.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`).join('') + (values.webhook ? '-webhook' : '');
+  values.env.map((setting) => `-${setting.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`).join('') + (values.webhook ? '-webhook' : '') + (values.traced ? '-traced' : '');
 const pictureName = `${date}-${store}${settingsSuffix}.svg`;
 const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
 const report = `# Benchmark: ${store}, ${date}${smoke ? ' (smoke run: figures mean nothing)' : ''}
@@ -339,7 +369,7 @@ Load: ${loadGenerator.name}, \`POST /plants\` with a unique id and a valid token
 Baseline: \`bench/baseline-server.mjs\`, bare \`node:http\` that parses the JSON and compares the token to a constant, with no validation and no storage.
 Durable floor: the same server that also stores every plant before answering, with the service's group commit (${store === 'sqlite' ? 'SQLite in WAL mode with synchronous=FULL' : 'PostgreSQL, one multi-row INSERT a batch, up to 9 batches in flight'}), and no validation, logging or metrics: the most a durable write can do on this machine, and what the goals are ratios of.
 Service: \`bin/plantstore serve\` with ${values.env.length > 0 ? `its defaults but ${values.env.join(', ')}` : 'its defaults (log level info)'}, logs written to /dev/null, ${store === 'sqlite' ? 'SQLite in WAL mode with synchronous=FULL' : 'PostgreSQL, one process'}, group commit.
-Disk: a 4 KiB write and fsync in ${tmpdir()} takes ${fsyncMs.toFixed(3)} ms (median of ${fsyncSamples}); every durable commit waits for at least one, so no answer to a lone request can be faster than this.${webhookNote}
+Disk: a 4 KiB write and fsync in ${tmpdir()} takes ${fsyncMs.toFixed(3)} ms (median of ${fsyncSamples}); every durable commit waits for at least one, so no answer to a lone request can be faster than this.${targetNotes}
 
 CPU µs/req: user + system CPU time of the server's processes and threads (from /proc) over a measurement, divided by the requests it answered; it moves far less between rounds than req/s on a shared machine.
 
