@@ -45,11 +45,18 @@ for (const backend of await testBackends('traces')) {
     test('a create with traceparent: the SERVER span is its child, the commit links to it, the webhook delivery continues the trace', async (t) => {
       const receiver = await OtlpReceiver.start(t);
       const { receiver: hooks, token, server } = await serverWithWebhook(t, backend, {
-        settings: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'plants-test', ...QUICK_EXPORT },
+        settings: {
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+          OTEL_SERVICE_NAME: 'plants-test',
+          TRUST_PROXY: 'loopback',
+          ...QUICK_EXPORT,
+        },
       });
       const traceId = hex(16);
       const callerSpanId = hex(8);
-      const created = await post(server.url, token, { traceparent: `00-${traceId}-${callerSpanId}-01` });
+      // Through a proxy on loopback: the span's client.address is the client the proxy names.
+      const created = await post(server.url, token, { traceparent: `00-${traceId}-${callerSpanId}-01`, 'x-forwarded-for': '203.0.113.7' });
       assert.equal(created.status, 200, created.body);
 
       const serverSpan = await spanWhere(receiver, 'the SERVER span is exported', (span) => span.kind === SPAN_KIND_SERVER && span.traceId === traceId);
@@ -64,7 +71,7 @@ for (const backend of await testBackends('traces')) {
           port: serverSpan.attributes['server.port'],
           client: serverSpan.attributes['client.address'],
         },
-        { method: 'POST', route: '/plants', status: 200, scheme: 'http', port: Number(new URL(server.url).port), client: '127.0.0.1' },
+        { method: 'POST', route: '/plants', status: 200, scheme: 'http', port: Number(new URL(server.url).port), client: '203.0.113.7' },
       );
       assert.equal(serverSpan.resource['service.name'], 'plants-test');
 
