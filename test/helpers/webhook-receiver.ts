@@ -19,10 +19,12 @@ export interface Received {
   status: number;
   /** The W3C `traceparent` the request carried, if any. */
   traceParent: string | undefined;
+  /** When its body had arrived, on performance.now()'s clock. */
+  arrivedAt: number;
 }
 
-/** What the receiver answers a request with: a status, or `hang` to never answer. */
-export type Answer = number | 'hang';
+/** What the receiver answers a request with: a status, a status `afterMs` from now, or `hang` to never answer. */
+export type Answer = number | { status: number; afterMs: number } | 'hang';
 
 /**
  * A webhook receiver on loopback that checks every request the way the
@@ -123,8 +125,9 @@ export class WebhookReceiver {
         data: parsed.data,
         verifiedSignatures: this.#verified(webhookId, timestamp, body, signatures),
         signatures,
-        status: answer === 'hang' ? 0 : answer,
+        status: answer === 'hang' ? 0 : typeof answer === 'number' ? answer : answer.status,
         traceParent: typeof request.headers.traceparent === 'string' ? request.headers.traceparent : undefined,
+        arrivedAt: performance.now(),
       };
       this.received.push(record);
       if (answer === 'hang') {
@@ -132,7 +135,9 @@ export class WebhookReceiver {
         response.on('close', () => this.#hanging.delete(response));
         return;
       }
-      response.writeHead(answer, { 'content-type': 'text/plain' }).end(answer >= 300 ? this.failureBody : '');
+      const send = () => response.writeHead(record.status, { 'content-type': 'text/plain' }).end(record.status >= 300 ? this.failureBody : '');
+      if (typeof answer === 'number') send();
+      else setTimeout(send, answer.afterMs);
     });
   }
 
