@@ -2,7 +2,7 @@ import { STORE_SETTINGS } from '../config.js';
 import { parseRatePolicy, RATE_POLICY_SHAPE } from '../rate-limits/rate-policy.js';
 import type { TokenRecord } from '../store/store.js';
 import { tokenNameProblem } from '../tokens/api-token.js';
-import { parseDuration } from '../tokens/duration.js';
+import { parseDuration, parseGrace as parseGraceText } from '../tokens/duration.js';
 import { issueToken } from '../tokens/issue-token.js';
 import { DEFAULT_ROTATION_GRACE_MS, rotateToken } from '../tokens/rotate-token.js';
 import { tokenStatus } from '../tokens/token-status.js';
@@ -228,8 +228,7 @@ function rateLimitText(text: string): string {
 /** --grace: a duration, or 0 for none. */
 function parseGrace(text: string | undefined): number {
   if (text === undefined) return DEFAULT_ROTATION_GRACE_MS;
-  if (/^0+[smhdw]?$/.test(text.trim())) return 0;
-  const milliseconds = parseDuration(text);
+  const milliseconds = parseGraceText(text);
   if (milliseconds === undefined) throw new UsageError(`--grace must be 0 or a duration such as 90s, 15m, 12h, 30d or 2w, got ${JSON.stringify(text)}`);
   return milliseconds;
 }

@@ -1,4 +1,5 @@
 import { STORE_SETTINGS } from '../config.js';
+import { parseGrace } from '../tokens/duration.js';
 import { addSubscription, MOST_RETIRED_SECRETS, RETIRED_SECRET_MS, rotateSecret, updateSubscription } from '../webhooks/subscriptions.js';
 import { type CommandContext, CommandFailed, helpText, parseCommandLine, UsageError, withStore, writeTable } from './command-line.js';
 import { terminalJson, terminalText } from './terminal-text.js';
@@ -40,10 +41,11 @@ const help = {
     STORE_SETTINGS,
   ),
   rotate: helpText(
-    'plantstore webhook rotate-secret ID [--json]',
+    'plantstore webhook rotate-secret ID [--grace DURATION] [--json]',
     'Makes a new signing secret and prints it once. The secret it replaces goes on signing\n' +
-      `deliveries beside it for ${RETIRED_SECRET_MS / 3_600_000} hours, so the receiver can switch without losing a message;\n` +
-      'rotating again does not cut that short. Deliveries carry one signature per live secret.\n' +
+      `deliveries beside it for --grace (default ${RETIRED_SECRET_MS / 3_600_000}h; 0 after a leak), so the receiver can switch\n` +
+      'without losing a message; rotating again does not cut that short. Deliveries carry one\n' +
+      'signature per live secret.\n' +
       `At most ${MOST_RETIRED_SECRETS} retired secrets sign at once: one more rotation is refused (exit 1) until the\n` +
       'oldest stops. With --json: one object with id, url, secret, previousSecretUntil and\n' +
       'retiredSecretsUntil (the end of each live retired secret, oldest first).',
@@ -154,12 +156,18 @@ export async function remove(argv: readonly string[], context: CommandContext): 
 }
 
 export async function rotate(argv: readonly string[], context: CommandContext): Promise<number> {
-  const { values, positionals } = parseCommandLine(argv, { options: { json: { type: 'boolean' } }, settingNames: STORE_SETTINGS, positionals: 1 });
+  const { values, positionals } = parseCommandLine(argv, {
+    options: { json: { type: 'boolean' }, grace: { type: 'string' } },
+    settingNames: STORE_SETTINGS,
+    positionals: 1,
+  });
   if (values.help) return printHelp(context, help.rotate);
   const id = subscriptionId(positionals[0], 'rotate-secret');
+  const graceMs = values.grace === undefined ? RETIRED_SECRET_MS : parseGrace(values.grace);
+  if (graceMs === undefined) throw new UsageError(`--grace must be 0 or a duration such as 90s, 15m, 12h, 30d or 2w, got ${JSON.stringify(values.grace)}`);
   return withStore(values, context, async (store) => {
     const now = new Date();
-    const result = await rotateSecret(store.webhooks, id, now);
+    const result = await rotateSecret(store.webhooks, id, now, graceMs);
     if (result === undefined) throw new CommandFailed(`no webhook subscription with id ${id}`);
     if (!result.rotated) throw new CommandFailed(result.problem);
     const { subscription, retiredUntil } = result;
@@ -169,16 +177,24 @@ export async function rotate(argv: readonly string[], context: CommandContext): 
       context.stdout.write(`${terminalJson(JSON.stringify(shown))}\n`);
     } else {
       context.stdout.write(`secret: ${subscription.secret}\n`);
-      context.stderr.write(`New secret for webhook subscription ${id}; it is not shown again. ${retiredWindows(live)}\n`);
+      const older = live.slice(0, graceMs > 0 ? -1 : undefined);
+      context.stderr.write(`New secret for webhook subscription ${id}; it is not shown again. ${retiredWindows(retiredUntil.toISOString(), graceMs, older)}\n`);
     }
     return 0;
   });
 }
 
-/** What the retired secrets still sign, given the end of each (oldest first, the one just retired last). */
-function retiredWindows(ends: readonly string[]): string {
-  const previous = `The previous secret goes on signing beside it until ${ends.at(-1)} (${RETIRED_SECRET_MS / 3_600_000} hours)`;
-  const older = ends.slice(0, -1);
-  if (older.length === 0) return `${previous}.`;
-  return `${previous}, and ${older.length} older ${older.length === 1 ? 'one until its' : 'ones until their'} own end (${older.join(', ')}).`;
+/** What the retired secrets still sign: the one just retired (until `previous`, for `graceMs`), and the `older` ones still live (oldest first). */
+function retiredWindows(previous: string, graceMs: number, older: readonly string[]): string {
+  const first = graceMs > 0 ? `The previous secret goes on signing beside it until ${previous} (${duration(graceMs)})` : 'The previous secret no longer signs';
+  if (older.length === 0) return `${first}.`;
+  return `${first}, and ${older.length} older ${older.length === 1 ? 'one until its' : 'ones until their'} own end (${older.join(', ')}).`;
+}
+
+/** A grace in hours, minutes or seconds, the largest that is whole: 24 hours, 90 seconds. */
+function duration(milliseconds: number): string {
+  for (const [unit, size] of [['hour', 3_600_000], ['minute', 60_000]] as const) {
+    if (milliseconds % size === 0) return `${milliseconds / size} ${unit}${milliseconds === size ? '' : 's'}`;
+  }
+  return `${milliseconds / 1000} seconds`;
 }

@@ -7,3 +7,8 @@ export function parseDuration(text: string): number | undefined {
   const milliseconds = Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
   return milliseconds > 0 ? milliseconds : undefined;
 }
+
+/** A grace period: `0` (none) or a duration, in milliseconds; undefined when the text is neither. */
+export function parseGrace(text: string): number | undefined {
+  return /^0+[smhdw]?$/.test(text.trim()) ? 0 : parseDuration(text);
+}

@@ -97,11 +97,12 @@ export type RotateResult =
 
 /**
  * Gives a subscription a new secret; the one it replaces goes on signing
- * beside it for `RETIRED_SECRET_MS`, and so do those retired before, each
- * until its own window ends. Undefined when no active subscription has this id.
+ * beside it for `graceMs` (RETIRED_SECRET_MS unless given; 0 stops it at
+ * once, after a leak), and so do those retired before, each until its own
+ * window ends. Undefined when no active subscription has this id.
  */
-export async function rotateSecret(store: WebhookStore, id: number, now = new Date()): Promise<RotateResult> {
-  const retiredUntil = new Date(now.getTime() + RETIRED_SECRET_MS);
+export async function rotateSecret(store: WebhookStore, id: number, now = new Date(), graceMs = RETIRED_SECRET_MS): Promise<RotateResult> {
+  const retiredUntil = new Date(now.getTime() + graceMs);
   const rotated = await store.rotateSecret({ id, secret: newSecret(), retiredUntil, now, mostRetired: MOST_RETIRED_SECRETS });
   if (rotated === undefined) return undefined;
   if ('liveUntil' in rotated) {

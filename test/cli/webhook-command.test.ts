@@ -89,6 +89,13 @@ for (const backend of await testBackends('the webhook command')) {
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stderr, /The previous secret goes on signing beside it until \S+ \(24 hours\), and 4 older ones until their own end \((\S+Z, ){3}\S+Z\)\.\n$/);
     assert.ok(text.stderr.includes(shown[1]!.previousSecretUntil), 'names the ends of the older ones');
+
+    const badGrace = await runMain(['webhook', 'rotate-secret', String(id), '--grace', 'soon'], env);
+    assert.deepEqual([badGrace.code, badGrace.stderr], [2, 'plantstore: --grace must be 0 or a duration such as 90s, 15m, 12h, 30d or 2w, got "soon"\n']);
+    await endRetiredSecret(env.DATABASE_URL, shown[0]!.secret);
+    const leaked = await runMain(['webhook', 'rotate-secret', String(id), '--grace', '0'], env);
+    assert.equal(leaked.code, 0, leaked.stderr);
+    assert.match(leaked.stderr, /The previous secret no longer signs, and 4 older ones until their own end/);
   });
 
   test(`${backend.name}: webhook add refuses a URL an active subscription already has, as stored, unless --allow-duplicate`, async (t) => {
