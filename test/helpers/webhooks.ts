@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import type { Backend } from './backends.js';
-import { createToken, runCli, type ServerProcess, startServer } from './processes.js';
+import { createToken, postPlant, runCli, type ServerProcess, startServer } from './processes.js';
+import { until } from './until.js';
 import { WebhookReceiver } from './webhook-receiver.js';
 
 /** Settings that make retries, leases and pruning take milliseconds, so that tests finish fast. */
@@ -169,4 +170,19 @@ export function createUnderLoad(urls: readonly string[], token: string, firstId:
       return acknowledged;
     },
   };
+}
+
+/**
+ * Proves that nothing more is on its way to `receiver`, with no sleep: two
+ * marker plants, `ids`, created one after the other, each once the one before
+ * was delivered. The second is claimed by a dispatcher turn that began after
+ * the first was delivered, so a message still due to be sent (a duplicate, a
+ * retry, a plant that should not be sent) went out before it; a test then
+ * asserts that the receiver has nothing beyond what it expected and the markers.
+ */
+export async function deliverMarkers(serverUrl: string, token: string, receiver: WebhookReceiver, ids: readonly [bigint, bigint]): Promise<void> {
+  for (const id of ids) {
+    assert.equal((await postPlant(serverUrl, token, plantBody(id, 'marker'))).status, 200);
+    await until(`marker plant ${id} is delivered`, () => receiver.deliveredByPlant().has(id.toString()));
+  }
 }

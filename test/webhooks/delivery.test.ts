@@ -5,7 +5,7 @@ import { assertMatches, openApiFile } from '../helpers/openapi.js';
 import { createToken, postPlant, startServer } from '../helpers/processes.js';
 import { until } from '../helpers/until.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { addWebhook, FAST_WEBHOOKS, listWebhooks, plantBody } from '../helpers/webhooks.js';
+import { addWebhook, deliverMarkers, FAST_WEBHOOKS, listWebhooks, plantBody } from '../helpers/webhooks.js';
 
 const backends = await testBackends('webhook delivery');
 
@@ -32,10 +32,11 @@ for (const backend of backends) {
 
     await until('every plant is delivered', () => receiver.deliveredByPlant().size === ids.length);
     await until('the subscription counts them all', async () => (await listWebhooks(env))[0]?.delivered === ids.length);
-    // Nothing more comes: a poll or two later the count is the same.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Nothing more comes: two markers delivered after, and the count is the plants' and theirs.
+    const markers = [1n, 2n] as const;
+    await deliverMarkers(server.url, token, receiver, markers);
     assert.deepEqual(receiver.rejected, []);
-    assert.equal(receiver.received.length, ids.length, 'one request a plant, no more');
+    assert.equal(receiver.received.length, ids.length + markers.length, 'one request a plant, no more');
     const byPlant = receiver.deliveredByPlant();
     ids.forEach((id, i) => {
       const [delivered] = byPlant.get(id.toString()) ?? [];
@@ -49,7 +50,7 @@ for (const backend of backends) {
       assert.equal(delivered.data['tag'], i % 2 === 0 ? 'tagged' : undefined);
       assert.equal('tag' in delivered.data, i % 2 === 0, 'tag absent when the plant has none');
     });
-    assert.equal(new Set(receiver.received.map((request) => request.webhookId)).size, ids.length, 'one webhook-id a message');
+    assert.equal(new Set(receiver.received.map((request) => request.webhookId)).size, ids.length + markers.length, 'one webhook-id a message');
     const [listed] = await listWebhooks(env);
     assert.equal(listed?.pending, 0);
     assert.equal(listed?.failed, 0);
@@ -66,7 +67,7 @@ for (const backend of backends) {
     receiver.secrets = [(await addWebhook(env, receiver.url)).secret];
     assert.equal((await postPlant(server.url, token, plantBody(2n))).status, 200);
     await until('plant 2 is delivered', () => receiver.deliveredByPlant().has('2'));
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    assert.deepEqual([...receiver.deliveredByPlant().keys()], ['2']);
+    await deliverMarkers(server.url, token, receiver, [3n, 4n]);
+    assert.deepEqual([...receiver.deliveredByPlant().keys()], ['2', '3', '4']);
   });
 }
