@@ -36,23 +36,27 @@ test('GET /openapi.json serves the document in the repository', async (t) => {
 
 test('every answer of POST /plants has the status and shape the document declares for it', async (t) => {
   const { post } = await testApp(t, { bodyLimit: 1024 });
-  const cases: { body: string; token?: string | null; contentType?: string; status: number }[] = [
-    { body: '{"id":1,"name":"Fern","tag":"leafy"}', status: 200 },
-    { body: '{"id":1,"name":"Fern","tag":"leafy"}', status: 200 },
-    { body: '{"id":2,"name":"Fern"}', status: 200 },
+  // `answer`: a 200's exact body; `challenge`: a 401's WWW-Authenticate (RFC 6750: no error code without credentials).
+  const cases: { body: string; token?: string | null; contentType?: string; status: number; answer?: string; challenge?: string }[] = [
+    { body: '{"id":1,"name":"Fern","tag":"leafy"}', status: 200, answer: '{"name":"Fern","tag":"leafy"}' },
+    { body: '{"id":1,"name":"Fern","tag":"leafy"}', status: 200, answer: '{"name":"Fern","tag":"leafy"}' },
+    { body: '{"id":2,"name":"Fern"}', status: 200, answer: '{"name":"Fern"}' },
     { body: '{"id":1,"name":"Rose"}', status: 409 },
     { body: '{"id":3}', status: 400 },
     { body: 'nope', status: 400 },
-    { body: '{"id":1,"name":"x"}', token: null, status: 401 },
-    { body: '{"id":1,"name":"x"}', token: generateToken(), status: 401 },
+    { body: '{"id":1,"name":"x"}', token: null, status: 401, challenge: 'Bearer realm="plantstore"' },
+    { body: '{"id":1,"name":"x"}', token: generateToken(), status: 401, challenge: 'Bearer realm="plantstore", error="invalid_token"' },
     { body: '{"id":1,"name":"x"}', contentType: 'text/plain', status: 415 },
     { body: `{"id":4,"name":"${'x'.repeat(2000)}"}`, status: 413 },
   ];
-  for (const { body, token, contentType, status } of cases) {
+  for (const { body, token, contentType, status, answer, challenge } of cases) {
     const response = await post(body, { ...(token === undefined ? {} : { token }), ...(contentType ? { contentType } : {}) });
     assert.equal(response.statusCode, status, body.slice(0, 40));
-    if (status === 200) assertMatches(responseSpec('/plants', 'post', status).content['application/json']!.schema, response.json(), '200');
-    else assertDeclaredError(responseSpec('/plants', 'post', status), response.json(), body.slice(0, 40));
+    if (status === 200) {
+      assertMatches(responseSpec('/plants', 'post', status).content['application/json']!.schema, response.json(), '200');
+      assert.equal(response.body, answer, body.slice(0, 40));
+    } else assertDeclaredError(responseSpec('/plants', 'post', status), response.json(), body.slice(0, 40));
+    assert.equal(response.headers['www-authenticate'], challenge, `${body.slice(0, 40)}: WWW-Authenticate`);
   }
 });
 

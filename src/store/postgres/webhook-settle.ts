@@ -16,10 +16,13 @@ import { subscriptionsLocked } from './subscription-lock.js';
  * and compared every outcome with every leased message, 30 to 90 ms a
  * settlement, and the backlog drained at half the rate
  * (bench/results/2026-11-29-settlement-by-key.md).
+ *
+ * A subscription's last error is that of its last settlement in the list,
+ * as on SQLite: the dispatcher lists them in the order the attempts ended.
  */
 export const SETTLE_MESSAGES = `WITH outcome AS (
-  SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[], $6::bigint[], $7::text[], $8::text[])
-             AS o (message_id, subscription_id, attempt, outcome, retry_in_ms, error, result)
+  SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[], $6::bigint[], $7::text[], $8::text[]) WITH ORDINALITY
+             AS o (message_id, subscription_id, attempt, outcome, retry_in_ms, error, result, position)
 ), ${subscriptionsLocked('SELECT subscription_id FROM outcome')}, settled AS (
   UPDATE webhook_messages AS m
      SET state = CASE WHEN o.outcome IN ('retry', 'released') THEN 'pending' ELSE o.outcome END,
@@ -39,7 +42,7 @@ export const SETTLE_MESSAGES = `WITH outcome AS (
     FROM settled GROUP BY subscription_id
 ), errors AS (
   SELECT DISTINCT ON (subscription_id) subscription_id, error FROM outcome
-   WHERE error IS NOT NULL ORDER BY subscription_id
+   WHERE error IS NOT NULL ORDER BY subscription_id, position DESC
 )
 UPDATE webhook_subscriptions AS s
    SET delivered = s.delivered + coalesce(c.delivered, 0),
