@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { generateToken } from '../../../src/tokens/api-token.js';
 import { ServiceError } from '../../../src/errors.js';
 import type { Store } from '../../../src/store/store.js';
@@ -179,7 +178,7 @@ async function fullQueue(served: Awaited<ReturnType<typeof server>>, gate: Retur
   const inFlight = served.post({ id: 1001, name: 'in flight' });
   await until('the first create is in its commit', () => gate.batches.length === batches + 1);
   const queued = served.post({ id: 1002, name: 'queued' });
-  for (let turn = 0; turn < 3; turn++) await nextTurn();
+  await until('the second create waits in the queue', () => served.app.groupCommit.waiting === 1);
   return {
     release: async () => {
       gate.release();
