@@ -1,0 +1,157 @@
+/**
+ * Deliberate bugs, each breaking one promise the service makes, and the
+ * tests that must catch it. `npm run test:mutations` applies each to a
+ * scratch copy of the project, rebuilds it, runs its tests, and fails when
+ * one survives: a test that would pass with the promise broken does not
+ * guard it.
+ */
+export interface Mutation {
+  /** A short name, for `--only`. */
+  name: string;
+  /** The promise it breaks. */
+  promise: string;
+  /** The file changed, from the project's root. */
+  file: string;
+  /** The text replaced, which occurs exactly once in the file. */
+  from: string;
+  to: string;
+  /** The test files that guard the promise, and the names of their tests to run (a --test-name-pattern), when not all. */
+  tests: readonly string[];
+  pattern?: string;
+}
+
+export const MUTATIONS: readonly Mutation[] = [
+  {
+    name: 'replay-ignores-tag',
+    promise: 'A stored id with another tag is a 409 conflict, not a replay',
+    file: 'src/plants/plant.ts',
+    from: 'return a.name === b.name && a.tag === b.tag;',
+    to: 'return a.name === b.name;',
+    tests: ['test/http/create-plant.test.ts'],
+  },
+  {
+    name: 'int64-digits',
+    promise: 'An id beyond 2^53 is stored and answered with every digit',
+    file: 'src/store/sqlite/plant-batch.ts',
+    from: 'this.#statements.insert.run(plant.id, plant.name',
+    to: 'this.#statements.insert.run(Number(plant.id), plant.name',
+    tests: ['test/store/durability.test.ts'],
+    pattern: 'kill -9',
+  },
+  {
+    name: 'invalid-token-challenge',
+    promise: 'A refused token is answered with the RFC 6750 challenge error="invalid_token"',
+    file: 'src/errors.ts',
+    from: `'Bearer realm="plantstore", error="invalid_token"'`,
+    to: `'Bearer realm="plantstore"'`,
+    tests: ['test/http/authentication.test.ts'],
+  },
+  {
+    name: 'revocation-ignored',
+    promise: 'A revoked token is refused',
+    file: 'src/tokens/store-token-verifier.ts',
+    from: "if (record.revokedAt !== null && record.revokedAt.getTime() <= now) return { valid: false, reason: 'revoked' };",
+    to: '',
+    tests: ['test/tokens/token-cache.test.ts'],
+    pattern: 'revocation',
+  },
+  {
+    name: 'signed-content',
+    promise: 'A delivery is signed over <webhook-id>.<webhook-timestamp>.<body>, as Standard Webhooks says',
+    file: 'src/webhooks/signature.ts',
+    from: 'update(`${id}.${timestamp}.${body}`)',
+    to: 'update(`${id}.${body}`)',
+    tests: ['test/webhooks/delivery.test.ts'],
+    pattern: 'healthy receiver',
+  },
+  {
+    name: 'lease-50ms',
+    promise: 'A message held by one process is not sent by another while its attempt runs',
+    file: 'src/webhooks/webhook-dispatcher.ts',
+    from: 'this.#leaseMs = 2 * options.timeoutMs + 1000;',
+    to: 'this.#leaseMs = 50;',
+    tests: ['test/webhooks/delivery-promises.test.ts'],
+    pattern: 'two processes',
+  },
+  {
+    name: 'outbox-after-commit',
+    promise: "A plant's webhook messages are written in the transaction that stores it",
+    file: 'src/store/sqlite/plant-batch.ts',
+    from: 'for (const subscriptionId of subscribers) this.#statements.insertMessages.run(subscriptionId, now, created.length, ids, traces);',
+    to: 'setImmediate(() => { for (const subscriptionId of subscribers) this.#statements.insertMessages.run(subscriptionId, now, created.length, ids, traces); });',
+    tests: ['test/store/trace-parents.test.ts'],
+    pattern: 'sqlite',
+  },
+  {
+    name: 'shutdown-drain',
+    promise: 'On SIGTERM the creates accepted are committed and answered before the process exits',
+    file: 'src/app.ts',
+    from: "app.addHook('onClose', () => writer.drain());",
+    to: '',
+    tests: ['test/plants/group-commit-drain.test.ts'],
+    pattern: 'closing the app',
+  },
+  {
+    name: 'sqlite-synchronous-normal',
+    promise: 'SQLite: a 200 is sent after the WAL holding its plant was synced',
+    file: 'src/store/sqlite/sqlite-store.ts',
+    from: "db.pragma('synchronous = FULL');",
+    to: "db.pragma('synchronous = NORMAL');",
+    tests: ['test/store/durable-at-the-disk.test.ts'],
+    pattern: 'sqlite',
+  },
+  {
+    name: 'postgres-asynchronous-commit',
+    promise: 'PostgreSQL: a 200 is sent after its commit was flushed',
+    file: 'src/store/postgres/primary-pool.ts',
+    from: 'new pg.Pool({ ...server, max: this.#options.poolSize });',
+    to: "new pg.Pool({ ...server, max: this.#options.poolSize, options: '-c synchronous_commit=off' });",
+    tests: ['test/store/durable-at-the-disk.test.ts'],
+    pattern: 'postgres',
+  },
+  {
+    name: 'retired-secret-never-ends',
+    promise: "A rotated-out secret stops signing when its window ends",
+    file: 'src/webhooks/subscriptions.ts',
+    from: 'retired.until.getTime() > now)',
+    to: 'retired.until.getTime() > now - now)',
+    tests: ['test/webhooks/secret-rotation.test.ts'],
+    pattern: 'grace',
+  },
+  {
+    name: 'retry-delay-never-grows',
+    promise: 'Retry delays grow after each failure (exponential backoff with full jitter)',
+    file: 'src/webhooks/webhook-dispatcher.ts',
+    from: 'retryDelayMs(attempt,',
+    to: 'retryDelayMs(1,',
+    tests: ['test/webhooks/delivery-promises.test.ts'],
+    pattern: 'retry delays',
+  },
+  {
+    name: 'lease-shorter-than-attempt',
+    promise: 'A lease outlives the longest attempt',
+    file: 'src/webhooks/webhook-dispatcher.ts',
+    from: 'this.#leaseMs = 2 * options.timeoutMs + 1000;',
+    to: 'this.#leaseMs = options.timeoutMs / 2;',
+    tests: ['test/webhooks/delivery-promises.test.ts'],
+    pattern: 'two processes',
+  },
+  {
+    name: 'redirect-delivers',
+    promise: 'A 3xx answer is not a delivery: the message is retried',
+    file: 'src/webhooks/post-message.ts',
+    from: 'return this.#status >= 200 && this.#status < 300;',
+    to: 'return this.#status >= 200 && this.#status < 400;',
+    tests: ['test/webhooks/delivery-promises.test.ts'],
+    pattern: '3xx',
+  },
+  {
+    name: 'attempt-timeout-in-seconds',
+    promise: 'An attempt ends at WEBHOOK_TIMEOUT_MS',
+    file: 'src/webhooks/attempt-delivery.ts',
+    from: 'body, timeoutMs);',
+    to: 'body, timeoutMs * 1000);',
+    tests: ['test/webhooks/delivery-promises.test.ts'],
+    pattern: 'never answers',
+  },
+];
