@@ -50,7 +50,8 @@ function wrapWords(words: readonly string[], width: number): string[] {
 /** A setting's default as `--help` and docs/configuration.md show it. */
 export function shownDefault(name: SettingName): string {
   const setting: Setting<unknown> = settings[name];
-  return setting.default === undefined ? 'none' : showValue(setting, setting.default);
+  // An empty default (no headers, no attributes) is none, as an unset one is.
+  return setting.default === undefined ? 'none' : showValue(setting, setting.default) || 'none';
 }
 
 /**
