@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import { unsupportedNodeLine } from '../../src/node-lines.js';
 import { driverPackage, loadDriver, sqliteDriver } from '../../src/store/sqlite/driver.js';
 import { sqlite } from '../helpers/backends.js';
+import { runMain } from '../helpers/in-process-cli.js';
 import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
 
 /**
@@ -53,6 +55,19 @@ test('only the supported Node.js lines run the service', () => {
       `Node.js ${version} is not supported: the plant store runs on Node.js 20, 22, 24 (docs/operations.md, "Supported Node.js")`,
     );
   }
+});
+
+test('on an unsupported Node.js every command exits 1 with that one line, before it opens a store', async (t) => {
+  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
+  for (const args of [['token', 'create', '--name', 'x'], ['plants', 'export'], ['schema']]) {
+    const refused = await runMain(args, env, '', '23.11.0');
+    assert.deepEqual(
+      refused,
+      { code: 1, stdout: '', stderr: 'plantstore: Node.js 23.11.0 is not supported: the plant store runs on Node.js 20, 22, 24 (docs/operations.md, "Supported Node.js")\n' },
+      args.join(' '),
+    );
+  }
+  assert.equal(existsSync(env.DATABASE_URL.slice('sqlite:'.length)), false, 'no store was made');
 });
 
 for (const args of [[], ['--workers', '2']]) {
