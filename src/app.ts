@@ -103,7 +103,7 @@ export function buildApp(config: AppConfig, store: Store, options: AppOptions = 
     ...(tracing && { tracer: new CommitSpans(tracing.tracer, store.databaseSystem) }),
   });
   const tokenUses = new TokenUses();
-  const verifier = createTokenVerifier(config, store, logger, options.now === undefined ? {} : { now: options.now }, {
+  const verifier = createTokenVerifier(config, store, logger, options, {
     uses: tokenUses,
     onLookup: (outcome) => metrics.tokenLookups.inc({ outcome }),
   });

@@ -10,6 +10,7 @@ import { createLogger } from '../observability/logger.js';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.js';
 import { WebhookMetrics } from '../observability/webhook-metrics.js';
 import { IssuerMismatchError } from '../tokens/jwt/key-set-source.js';
+import { DeliverySpans } from '../tracing/delivery-spans.js';
 import { VERSION } from '../version.js';
 import { type CommandContext, EXIT, helpText, parseCommandLine } from './command-line.js';
 import { describeFailure } from './failure.js';
@@ -17,7 +18,6 @@ import { listenFailure } from './listen-failure.js';
 import { openNamedStore } from './store-access.js';
 import { terminalText } from './terminal-text.js';
 import { tellPrimary, WorkerReports } from './worker-reports.js';
-import { DeliverySpans } from '../tracing/delivery-spans.js';
 
 export const serveHelp = helpText(
   'plantstore serve [options]',
