@@ -262,8 +262,9 @@ export class WebhookDispatcher {
 
   async #runTurn(): Promise<void> {
     try {
-      // Side by side: they touch different messages (claimed ones are not due), and on PostgreSQL run on two connections.
-      await Promise.all([this.#settle(), this.#stopped ? undefined : this.#claim()]);
+      // Side by side (they touch different messages, on two connections on PostgreSQL); the turn waits for both, so a claim never meets the next turn's.
+      const [settled, claimed] = await Promise.allSettled([this.#settle(), this.#stopped ? undefined : this.#claim()]);
+      for (const outcome of [settled, claimed]) if (outcome.status === 'rejected') throw outcome.reason;
       if (!this.#stopped && Date.now() - this.#lastPrune >= Math.min(this.#options.retentionMs, 60_000)) {
         this.#lastPrune = Date.now();
         const pruned = await this.#store.pruneMessages(new Date(Date.now() - this.#options.retentionMs));
@@ -349,12 +350,10 @@ export class WebhookDispatcher {
   async #send(target: DeliveryTarget, message: ClaimedMessage): Promise<void> {
     target.started();
     this.#inFlight += 1;
-    let result: AttemptResult;
-    try {
-      result = await attemptDelivery(target, message, this.#options.timeoutMs, this.#spans);
-    } catch (error) {
-      result = { delivered: false, error: error instanceof Error ? error.message : String(error) };
-    }
+    // A throw is a defect, not the receiver's answer: recorded as a failed attempt, so the message is retried.
+    let result = await attemptDelivery(target, message, this.#options.timeoutMs, this.#spans).catch(
+      (error: unknown): AttemptResult => ({ delivered: false, error: error instanceof Error ? error.message : String(error) }),
+    );
     if (!result.delivered && this.#interrupted) result = { delivered: false, error: 'interrupted: the server is stopping' };
     this.#settlements.push(this.#settlementOf(target, message, result));
     target.finished();
