@@ -9,6 +9,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { gatedStore } from '../helpers/gated-store.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { within } from '../helpers/until.js';
 
 function setUp(t: TestContext, options: { maxBatch?: number; maxQueue?: number } = {}) {
   const real = SqliteStore.open(join(tempDir(t), 'p.db'));
@@ -105,4 +106,43 @@ test('a failed commit fails every create of its batch, and the next batch goes o
   assert.deepEqual(store.batches, [2, 1], 'the failed batch held both creates; the next one committed');
   assert.equal(writer.commits, 2);
   assert.deepEqual((await real.listPlants({ limit: 10 })).map((plant) => plant.id), [3n], 'nothing of the failed batch is stored');
+});
+
+/**
+ * Takes the next uncaught exception in place of the test runner, which would
+ * fail the test with it; the runner's own listeners are put back after it
+ * (or after the test). Resolves the exception.
+ */
+function nextUncaught(t: TestContext): Promise<unknown> {
+  const runners = process.listeners('uncaughtException');
+  process.removeAllListeners('uncaughtException');
+  const restore = () => {
+    process.removeAllListeners('uncaughtException');
+    for (const listener of runners) process.on('uncaughtException', listener);
+  };
+  t.after(restore);
+  return new Promise((resolve) =>
+    process.once('uncaughtException', (error) => {
+      restore();
+      resolve(error);
+    }),
+  );
+}
+
+test('an answer that throws (a defect) does not keep the rest of its batch from theirs, and still surfaces as an uncaught exception', async (t) => {
+  const { real, store, writer } = setUp(t);
+  const uncaught = nextUncaught(t);
+  const answered: string[] = [];
+  const defect = new Error('a defect in the answer of plant 2');
+  writer.add({ id: 1n, name: 'one' }, (error, result) => answered.push(`1 ${error ?? result?.outcome}`));
+  writer.add({ id: 2n, name: 'two' }, () => {
+    throw defect;
+  });
+  writer.add({ id: 3n, name: 'three' }, (error, result) => answered.push(`3 ${error ?? result?.outcome}`));
+
+  assert.equal(await within('the defect surfaces', uncaught, 10_000), defect);
+  assert.deepEqual(answered, ['1 created', '3 created'], 'the answers after the one that threw were given');
+  assert.deepEqual(store.batches, [3], 'one commit for the three');
+  assert.equal(await real.countPlants(), 3n);
+  await within('the writer drains', writer.drain(), 10_000);
 });
