@@ -89,6 +89,7 @@ test('postgres: each create, sent one after another, is flushed to the WAL befor
   t.after(() => admin.end());
   // A backend adds its WAL counts to pg_stat_wal at most once a second, and always when it exits.
   const walSyncs = async () => Number((await admin.query<{ wal_sync: string }>('SELECT wal_sync FROM pg_stat_wal')).rows[0]!.wal_sync);
+  await recordCommitSettings(env.DATABASE_URL);
   const before = await walSyncs();
 
   const creates = 5 * CREATES;
@@ -97,6 +98,9 @@ test('postgres: each create, sent one after another, is flushed to the WAL befor
     assert.equal(created.status, 200, created.body);
   }
   await server.stop();
+
+  // Read in each transaction that wrote plants, on the session that wrote them: a SET or SET LOCAL there shows.
+  assert.deepEqual(await commitSettings(env.DATABASE_URL), [{ synchronous_commit: 'on', plants: creates }], 'every transaction that wrote plants had synchronous_commit on');
 
   // With synchronous_commit off, a commit returns before its WAL is flushed and the WAL writer syncs on
   // its own schedule, a few times in the second these creates take: far fewer syncs than commits.
@@ -108,3 +112,40 @@ test('postgres: each create, sent one after another, is flushed to the WAL befor
     throw new Error(`${after - before} WAL syncs for ${creates} creates: commits were not flushed before their answer (${String(error)})`);
   });
 });
+
+/** Runs `work` on a connection of its own to `databaseUrl`, closed after it. */
+async function onConnection<T>(databaseUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Records, from inside every statement that inserts plants, the
+ * synchronous_commit of its own transaction and how many plants it wrote:
+ * the setting that decides whether that commit is flushed before it returns.
+ */
+async function recordCommitSettings(databaseUrl: string): Promise<void> {
+  await onConnection(databaseUrl, async (client) => {
+    await client.query(`CREATE TABLE plant_writes (synchronous_commit text NOT NULL, plants int NOT NULL)`);
+    await client.query(`CREATE FUNCTION record_plant_write() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO plant_writes SELECT current_setting('synchronous_commit'), count(*) FROM written;
+        RETURN NULL;
+      END $$`);
+    await client.query(`CREATE TRIGGER record_plant_write AFTER INSERT ON plants
+      REFERENCING NEW TABLE AS written FOR EACH STATEMENT EXECUTE FUNCTION record_plant_write()`);
+  });
+}
+
+/** The plants written under each synchronous_commit, as recordCommitSettings recorded them. */
+function commitSettings(databaseUrl: string): Promise<{ synchronous_commit: string; plants: number }[]> {
+  return onConnection(databaseUrl, async (client) => {
+    const sql = 'SELECT synchronous_commit, sum(plants)::int AS plants FROM plant_writes GROUP BY synchronous_commit';
+    return (await client.query<{ synchronous_commit: string; plants: number }>(sql)).rows;
+  });
+}
