@@ -6,9 +6,10 @@ import { errorCatalogue, ServiceError } from '../../src/errors.js';
 import { openStore } from '../../src/store/open-store.js';
 import { sqliteDriver } from '../../src/store/sqlite/driver.js';
 import { testBackends } from '../helpers/backends.js';
-import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
+import { createToken, postPlant, runCli, type ServerProcess, startServer } from '../helpers/processes.js';
 import { type Answer, createRequest, splitAnswers } from '../helpers/http-answers.js';
-import { rawExchange } from '../helpers/raw-http.js';
+import { type RawConnection, rawConnection } from '../helpers/raw-http.js';
+import { within } from '../helpers/until.js';
 
 const REFUSAL = 'the test trigger refuses this plant';
 
@@ -46,18 +47,32 @@ async function refusePoisonLate(databaseUrl: string): Promise<void> {
 }
 
 /**
- * POSTs the plants on one connection, every request written at once: the
- * server reads them in one turn of its event loop, so they wait for the same
- * commit. Each request carries its plant's name as X-Request-Id, a dash for the space.
+ * POSTs the plants on one connection, pipelined, written while the server is
+ * stopped (SIGSTOP): once it runs again it finds every request in its socket
+ * and reads them in one turn of its event loop, so they wait for the same
+ * commit however the bytes travelled. Each request carries its plant's name
+ * as X-Request-Id, a dash for the space.
  */
-async function pipelinedCreates(url: string, token: string, plants: { id: number; name: string }[]): Promise<Answer[]> {
+async function pipelinedCreates(server: ServerProcess, token: string, plants: { id: number; name: string }[]): Promise<Answer[]> {
   const requests = plants.map((plant, i) =>
     createRequest(token, JSON.stringify(plant), {
       headers: { 'X-Request-Id': plant.name.replace(' ', '-'), ...(i === plants.length - 1 ? { Connection: 'close' } : {}) },
     }),
   );
-  const { hostname, port } = new URL(url);
-  const answers = splitAnswers(await rawExchange(Number(port), requests.join(''), hostname));
+  const { hostname, port } = new URL(server.url);
+  const pid = server.child.pid!;
+  process.kill(pid, 'SIGSTOP');
+  let connection: RawConnection;
+  try {
+    // The kernel takes the connection and the bytes while the server is stopped.
+    connection = rawConnection(Number(port), hostname);
+    const written = new Promise<void>((resolve, reject) => connection.socket.write(requests.join(''), (error) => (error ? reject(error) : resolve())));
+    await within('the requests are handed to the kernel', written, 10_000);
+  } finally {
+    process.kill(pid, 'SIGCONT');
+  }
+  await connection.closed;
+  const answers = splitAnswers(connection.received());
   assert.equal(answers.length, plants.length, 'one answer per request');
   return answers;
 }
@@ -108,17 +123,17 @@ for (const backend of await testBackends('a batch that fails part-way')) {
     // The token is then remembered, so that no create of a batch waits for its own token lookup.
     const warmUp = async (id: number) => assert.equal((await postPlant(server.url, token, `{"id":${id},"name":"warm-up"}`)).status, 200);
 
-    // Pipelined creates share one commit.
+    // Requests read in one turn share one commit.
     await warmUp(100);
     const before = await commitCounts(server.url);
-    const calm = await pipelinedCreates(server.url, token, [1, 2, 3, 4, 5].map((id) => ({ id, name: `calm ${id}` })));
+    const calm = await pipelinedCreates(server, token, [1, 2, 3, 4, 5].map((id) => ({ id, name: `calm ${id}` })));
     assert.deepEqual(calm.map((answer) => answer.status), [200, 200, 200, 200, 200]);
     assert.deepEqual(await commitCounts(server.url), { commits: before.commits + 1, plants: before.plants + 5 }, 'one commit for the five');
 
     await warmUp(101);
     const doomed = [11, 12, 13].map((id) => ({ id, name: `doomed ${id}` }));
     const plants = [...doomed, { id: 14, name: 'poison' }, { id: 15, name: 'doomed 15' }];
-    const answers = await pipelinedCreates(server.url, token, plants);
+    const answers = await pipelinedCreates(server, token, plants);
     const generic = JSON.stringify({ error: 500, message: errorCatalogue.INTERNAL.message, code: 'INTERNAL' });
     answers.forEach((answer, i) => {
       const id = plants[i]!.name.replace(' ', '-');
