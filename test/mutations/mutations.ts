@@ -97,7 +97,7 @@ export const MUTATIONS: readonly Mutation[] = [
     file: 'src/store/sqlite/sqlite-store.ts',
     from: "db.pragma('synchronous = FULL');",
     to: "db.pragma('synchronous = NORMAL');",
-    tests: ['test/store/durable-at-the-disk.test.ts'],
+    tests: ['test/store/durable-at-the-disk.test.ts', 'test/store/power-loss.test.ts'],
     pattern: 'sqlite',
   },
   {
