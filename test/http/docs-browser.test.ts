@@ -107,8 +107,8 @@ const STEP_TIMEOUT_MS = 2_000;
 
 type Outcome = 'clicked' | 'selected' | 'missed';
 
-/** What one try at a button found: it is not (yet) shown, or shown but not (yet) taking the click. */
-type Try = 'clicked' | 'selected' | 'absent' | 'not ready';
+/** What one try at a button found: it is not (yet) shown, shown under another element, or shown but not (yet) taking the click. */
+type Try = 'clicked' | 'selected' | 'absent' | 'covered' | 'not ready';
 
 /**
  * Clicks every visible button within `scope` as a fresh `open` shows it, and
@@ -147,11 +147,23 @@ async function clickEveryButton(
     );
   const target = scope.locator('button[data-click]:visible:enabled');
   const step = { timeout: STEP_TIMEOUT_MS };
-  /** One try at the button: a tab already selected takes no pointer events, by design, and there is nothing to click. */
-  const tryOnce = async (label: string, occurrence: number, press: () => Promise<void>): Promise<Try> => {
+  /** Whether another element lies over the marked button's centre, where a pointer would click. */
+  const covered = () =>
+    target.evaluate((button) => {
+      const { left, top, width, height } = button.getBoundingClientRect();
+      const { document } = globalThis as unknown as { document: { elementFromPoint(x: number, y: number): Parameters<typeof button.contains>[0] } };
+      const over = document.elementFromPoint(left + width / 2, top + height / 2);
+      return over !== null && !button.contains(over);
+    }, undefined);
+  /**
+   * One try at the button: a tab already selected takes no pointer events, by design, and there is nothing
+   * to click. A pointer's click waits while the button is covered: `pointer` false sends the click to it instead.
+   */
+  const tryOnce = async (label: string, occurrence: number, press: () => Promise<void>, pointer: boolean): Promise<Try> => {
     if (!(await mark(label, occurrence))) return 'absent';
     try {
       if ((await target.getAttribute('aria-selected', step)) === 'true') return 'selected';
+      if (pointer && (await covered())) return 'covered';
       await press();
       return 'clicked';
     } catch (error) {
@@ -176,13 +188,16 @@ async function clickEveryButton(
     let outcome: Outcome = 'missed';
     for (let attempt = 0; attempt < ATTEMPTS && outcome === 'missed'; attempt++) {
       await (attempt === 0 ? dismiss() : open());
-      // The last try sends the click to the button itself: the client's editor lies over its own
-      // "Copy JSON code" button, so no pointer can reach it, yet what it does must be proved too.
-      const press = attempt < ATTEMPTS - 1 ? () => target.click(step) : () => target.dispatchEvent('click', undefined, step);
+      // A button covered for STILL_FOR_MS, and any on the last try, gets the click sent to itself: the client's
+      // editor lies over its own "Copy JSON code" button, so no pointer can reach it, yet what it does must be proved too.
       const deadline = Date.now() + CLICK_TIMEOUT_MS;
+      let coveredSince: number | undefined;
       for (;;) {
-        const tried = await tryOnce(label, occurrence, press);
-        if (tried !== 'absent' && tried !== 'not ready') outcome = tried;
+        const pointer = attempt < ATTEMPTS - 1 && (coveredSince === undefined || Date.now() - coveredSince < STILL_FOR_MS);
+        const press = pointer ? () => target.click(step) : () => target.dispatchEvent('click', undefined, step);
+        const tried = await tryOnce(label, occurrence, press, pointer);
+        coveredSince = tried === 'covered' ? (coveredSince ?? Date.now()) : undefined;
+        if (tried === 'clicked' || tried === 'selected') outcome = tried;
         // Absent right after the last button's click: that click changed the page, so open it afresh.
         if (outcome !== 'missed' || (tried === 'absent' && attempt === 0) || Date.now() >= deadline) break;
         await delay(50);
