@@ -28,9 +28,8 @@ import { createTokenVerifier, type TokenSettings } from './tokens/create-token-v
 import { TokenUses } from './tokens/token-uses.js';
 import { TokenUseWriter } from './tokens/token-use-writer.js';
 import type { TokenVerifier } from './tokens/token-verifier.js';
-import { CommitSpans } from './tracing/commit-spans.js';
-import { RequestSpans } from './tracing/request-spans.js';
-import { startTracing, type Tracing, type TracingConfig } from './tracing/tracing.js';
+import type { StartTracing } from './tracing/load-tracing.js';
+import type { Tracing } from './tracing/tracing.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -77,8 +76,8 @@ export const REFUSED_CONNECTION_LOG_INTERVAL_MS = 10_000;
 export interface AppOptions {
   /** What token expiry and the token cache are judged by (Date.now by default): tests move it. */
   now?: () => number;
-  /** The OpenTelemetry settings; without them, or with tracing off, no span is made. */
-  tracing?: TracingConfig;
+  /** Starts tracing (see loadTracing); without it no span is made. */
+  tracing?: StartTracing | undefined;
 }
 
 /**
@@ -90,8 +89,8 @@ export function buildApp(config: AppConfig, store: Store, options: AppOptions = 
   // What the routes need is made first, so that both adapters get it whole.
   const logger = createLogger(config.logLevel);
   const metrics = new Metrics();
-  const tracing = options.tracing && startTracing(options.tracing, { exported: metrics.spansExported, dropped: metrics.spansDropped });
-  const requestSpans = tracing && new RequestSpans(tracing.tracer);
+  const tracing = options.tracing?.({ exported: metrics.spansExported, dropped: metrics.spansDropped });
+  const requestSpans = tracing?.requests;
   const writer = new GroupCommit(store, {
     maxBatch: config.writeBatchMax,
     maxQueue: config.writeQueueMax,
@@ -100,7 +99,7 @@ export function buildApp(config: AppConfig, store: Store, options: AppOptions = 
       metrics.commitBatchSize.observe(batchSize);
       metrics.commitDuration.observe(seconds);
     },
-    ...(tracing && { tracer: new CommitSpans(tracing.tracer, store.databaseSystem) }),
+    ...(tracing && { tracer: tracing.commits(store.databaseSystem) }),
   });
   const tokenUses = new TokenUses();
   const verifier = createTokenVerifier(config, store, logger, options, {

@@ -10,11 +10,11 @@ import { createLogger } from '../observability/logger.js';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.js';
 import { WebhookMetrics } from '../observability/webhook-metrics.js';
 import { IssuerMismatchError } from '../tokens/jwt/key-set-source.js';
-import { DeliverySpans } from '../tracing/delivery-spans.js';
 import { VERSION } from '../version.js';
 import { type CommandContext, EXIT, helpText, parseCommandLine } from './command-line.js';
 import { describeFailure } from './failure.js';
 import { listenFailure } from './listen-failure.js';
+import { loadTracing } from '../tracing/load-tracing.js';
 import { openNamedStore } from './store-access.js';
 import { terminalText } from './terminal-text.js';
 import { tellPrimary, WorkerReports } from './worker-reports.js';
@@ -65,7 +65,7 @@ function stopSignal(): Promise<NodeJS.Signals> {
 /** `worker`: this process's place among the workers of --workers N. */
 async function serve(config: ServeConfig, worker: Worker | undefined, context: CommandContext): Promise<number> {
   const { store, note, changed } = await openNamedStore(config, { mayCreate: true });
-  const app = buildApp(config, store, { tracing: config });
+  const app = buildApp(config, store, { tracing: await loadTracing(config) });
   const log = app.log;
 
   try {
@@ -122,7 +122,7 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
     },
     log,
     new WebhookMetrics(app.metricsRegistry, store.webhooks),
-    app.tracing && new DeliverySpans(app.tracing.tracer),
+    app.tracing?.deliveries,
   );
   dispatcher.start();
   // The start line names where to read and try the API, for the person who just started it.

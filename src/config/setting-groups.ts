@@ -89,3 +89,5 @@ export type SettingValues<N extends SettingName> = { readonly [K in N]: SettingV
 
 export type ServeConfig = SettingValues<ServeSettingName>;
 export type StoreConfig = SettingValues<StoreSettingName>;
+/** The OpenTelemetry settings, under their standard names. */
+export type TracingConfig = SettingValues<(typeof TRACING_SETTINGS)[number]>;

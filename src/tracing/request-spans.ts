@@ -41,7 +41,7 @@ export class RequestSpans {
    * catalogue code as `error.type`, and a 5xx (the service's fault, not the
    * client's) as the span's error status.
    */
-  static end(span: Span, status: number, body: string | undefined): void {
+  end(span: Span, status: number, body: string | undefined): void {
     span.setAttribute(HTTP_RESPONSE_STATUS_CODE, status);
     if (status >= 400) {
       const code = errorCodeOf(body);

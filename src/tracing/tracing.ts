@@ -1,17 +1,16 @@
-import type { Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { Counter } from 'prom-client';
-import type { TRACING_SETTINGS } from '../config/setting-groups.js';
-import type { SettingValues } from '../config/setting-groups.js';
+import type { TracingConfig } from '../config/setting-groups.js';
 import { VERSION } from '../version.js';
+import { CommitSpans, type DatabaseSystem } from './commit-spans.js';
+import { DeliverySpans } from './delivery-spans.js';
 import { spanCountsMeterProvider } from './dropped-spans.js';
 import { ExportConnections } from './export-connections.js';
+import { RequestSpans } from './request-spans.js';
 import { samplerOf } from './sampler.js';
-
-export type TracingConfig = SettingValues<(typeof TRACING_SETTINGS)[number]>;
 
 /** Where OTLP/HTTP receivers listen by default (a Collector on the same host). */
 const DEFAULT_ENDPOINT = 'http://localhost:4318/';
@@ -25,20 +24,16 @@ export interface SpanCounters {
   dropped: Counter<'reason'>;
 }
 
-/** The process's tracer, and how to stop it. */
+/** What makes the process's spans, and how to stop it. */
 export interface Tracing {
-  readonly tracer: Tracer;
+  /** The spans of POST /plants. */
+  readonly requests: RequestSpans;
+  /** The spans of the group commits to a store of `system`. */
+  commits(system: DatabaseSystem): CommitSpans;
+  /** The spans of webhook attempts. */
+  readonly deliveries: DeliverySpans;
   /** Exports the spans still queued, for at most FINAL_EXPORT_MS, and stops. */
   shutdown(): Promise<void>;
-}
-
-/**
- * Whether traces are exported: with OTEL_TRACES_EXPORTER=otlp, or with an
- * OTLP endpoint set and OTEL_TRACES_EXPORTER unset; never with `none`.
- */
-export function tracingEnabled(config: TracingConfig): boolean {
-  if (config.otelTracesExporter !== undefined) return config.otelTracesExporter === 'otlp';
-  return config.otelExporterOtlpEndpoint !== undefined || config.otelExporterOtlpTracesEndpoint !== undefined;
 }
 
 /** The URL spans are posted to: the traces endpoint as given, or the base endpoint's `v1/traces`. */
@@ -49,8 +44,9 @@ export function tracesUrl(config: TracingConfig): string {
 }
 
 /**
- * The OpenTelemetry SDK set up from the settings, or undefined when tracing
- * is off, so that every traced step costs one comparison when it is.
+ * The OpenTelemetry SDK set up from the settings (loaded only when traces are
+ * on: see load-tracing.ts), so that every traced step costs one comparison
+ * when they are off.
  * Nothing is registered globally: the tracer is handed to the steps that
  * make spans, and no context manager follows async calls (a request's
  * context travels with it as a value), which would cost every request of
@@ -60,8 +56,7 @@ export function tracesUrl(config: TracingConfig): string {
  * bounded: an exporter that cannot keep up, or reach its receiver, drops
  * spans and counts them, and a create never waits for it.
  */
-export function startTracing(config: TracingConfig, counters: SpanCounters): Tracing | undefined {
-  if (!tracingEnabled(config)) return undefined;
+export function startTracing(config: TracingConfig, counters: SpanCounters): Tracing {
   const connections = new ExportConnections();
   const exporterOptions = {
     url: tracesUrl(config),
@@ -89,8 +84,11 @@ export function startTracing(config: TracingConfig, counters: SpanCounters): Tra
     sampler: samplerOf(config.otelTracesSampler, config.otelTracesSamplerArg),
     spanProcessors: [processor],
   });
+  const tracer = provider.getTracer('plantstore', VERSION);
   return {
-    tracer: provider.getTracer('plantstore', VERSION),
+    requests: new RequestSpans(tracer),
+    commits: (system) => new CommitSpans(tracer, system),
+    deliveries: new DeliverySpans(tracer),
     shutdown: async () => {
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, FINAL_EXPORT_MS)));

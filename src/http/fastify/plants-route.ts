@@ -2,7 +2,7 @@ import type { Span } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, onResponseHookHandler, onSendHookHandler } from 'fastify';
 import type { PolicyName } from '../../rate-limits/rate-policy.js';
 import type { Caller } from '../../tokens/token-verifier.js';
-import { RequestSpans } from '../../tracing/request-spans.js';
+import type { RequestSpans } from '../../tracing/request-spans.js';
 import type { ExtraHeaders } from '../answer-headers.js';
 import type { CreatePipeline, PendingCreate } from '../create-pipeline.js';
 import type { RequestLog } from '../error-answer.js';
@@ -38,7 +38,7 @@ export function plantsRoute(app: FastifyInstance, pipeline: CreatePipeline, span
     });
   };
   app.post('/plants', {
-    ...(spans === undefined ? { onRequest: admit } : { ...SPAN_HOOKS, onRequest: [startSpan(spans), admit] }),
+    ...(spans === undefined ? { onRequest: admit } : { ...spanHooks(spans), onRequest: [startSpan(spans), admit] }),
     // Not async: the answer is sent from the group commit's callback, with no promise per request.
     handler: (request, reply) => {
       pipeline.create(typeof request.body === 'string' ? request.body : '', new FastifyCreate(request, reply));
@@ -56,16 +56,18 @@ function startSpan(spans: RequestSpans): onRequestHookHandler {
 }
 
 /** The span ends with the answer; an error's body is kept on its way out for its code. */
-const SPAN_HOOKS: { onSend: onSendHookHandler; onResponse: onResponseHookHandler } = {
-  onSend: (request, reply, payload, done) => {
-    if (reply.statusCode >= 400 && typeof payload === 'string') request.errorBody = payload;
-    done(null, payload);
-  },
-  onResponse: (request, reply, done) => {
-    if (request.span !== undefined) RequestSpans.end(request.span, reply.statusCode, request.errorBody);
-    done();
-  },
-};
+function spanHooks(spans: RequestSpans): { onSend: onSendHookHandler; onResponse: onResponseHookHandler } {
+  return {
+    onSend: (request, reply, payload, done) => {
+      if (reply.statusCode >= 400 && typeof payload === 'string') request.errorBody = payload;
+      done(null, payload);
+    },
+    onResponse: (request, reply, done) => {
+      if (request.span !== undefined) spans.end(request.span, reply.statusCode, request.errorBody);
+      done();
+    },
+  };
+}
 
 class FastifyCreate implements PendingCreate {
   readonly log: RequestLog;

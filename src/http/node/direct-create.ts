@@ -6,7 +6,7 @@ import type { CompletedRequest } from '../../observability/access-line.js';
 import type { RecordCompletion } from '../../observability/request-completed.js';
 import type { PolicyName } from '../../rate-limits/rate-policy.js';
 import type { Caller } from '../../tokens/token-verifier.js';
-import { RequestSpans } from '../../tracing/request-spans.js';
+import type { RequestSpans } from '../../tracing/request-spans.js';
 import { answerHeaderList, type ExtraHeaders } from '../answer-headers.js';
 import type { CreatePipeline, PendingCreate } from '../create-pipeline.js';
 import { requestId } from '../request-id.js';
@@ -121,6 +121,6 @@ class DirectCreate implements CompletedRequest, PendingCreate {
     this.#response.writeHead(status, answerHeaderList(this.id, headers, Buffer.byteLength(body)) as string[]);
     this.#response.end(body);
     this.#deps.record(this, ROUTE, status, (performance.now() - this.#start) / 1000);
-    if (this.span !== undefined) RequestSpans.end(this.span, status, body);
+    if (this.span !== undefined) this.#deps.spans?.end(this.span, status, body);
   }
 }
