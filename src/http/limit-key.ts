@@ -14,7 +14,7 @@ export function limitKey(address: string): string {
   // A zone (`fe80::1%eth0`) names the local interface, not the client.
   const bare = address.split('%', 1)[0]!;
   if (isIP(bare) !== 6) return address;
-  const groups = ipv6Groups(bare.toLowerCase());
+  const groups = ipv6Groups(bare);
   if (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
     return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join('.');
   }

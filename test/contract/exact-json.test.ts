@@ -64,7 +64,15 @@ test('the fast path for flat objects answers what the general path answers, on g
   const key = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('id', 'name', 'tag', '__proto__', 'constructor', 'a\\u0062', 'x"y'));
   const member = fc.tuple(space, key, space, primitive, space).map(([a, k, b, v, c]) => `${a}${JSON.stringify(k).replace('\\\\u', '\\u')}${b}:${v}${c}`);
   const flat = fc.tuple(space, fc.array(member, { maxLength: 20 }), space, fc.constantFrom('', ',', '}', 'x')).map(([a, members, b, tail]) => `${a}{${members.join(',')}}${b}${tail === '}' || tail === 'x' ? tail : ''}`);
-  const texts = fc.oneof(flat, fc.json(), fc.string());
+  // A flat object with one character deleted, added or replaced: a missing quote, colon or comma, a key
+  // without quotes, a stray bracket or escape, each of which the fast path must hand to the general path.
+  const damaged = fc
+    .tuple(flat, fc.nat(), fc.constantFrom('delete', 'insert', 'replace'), fc.constantFrom(...'{}[]":,\\-.0123456789eE tfnua'))
+    .map(([text, at, how, character]) => {
+      const i = at % (text.length + 1);
+      return text.slice(0, i) + (how === 'delete' ? '' : character) + text.slice(how === 'insert' ? i : i + 1);
+    });
+  const texts = fc.oneof(flat, damaged, fc.json(), fc.string());
   fc.assert(
     fc.property(texts, (text) => {
       const outcome = (parse: (text: string) => unknown) => {
