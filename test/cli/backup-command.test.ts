@@ -9,7 +9,7 @@ import type { NewPlant } from '../../src/plants/plant.js';
 import { openStore } from '../../src/store/open-store.js';
 import { sqliteDriver } from '../../src/store/sqlite/driver.js';
 import { runMain } from '../helpers/in-process-cli.js';
-import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
+import { createToken, postPlant, runInProcess, startServer } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { until, within } from '../helpers/until.js';
 
@@ -98,7 +98,7 @@ test('a backup taken while 8 clients create plants is intact, one private file, 
   const before = [...load.acknowledged];
 
   const file = join(store.dir, 'backup.db');
-  const backup = await runCli(['backup', file], { DATABASE_URL: store.url });
+  const backup = await runInProcess(['backup', file], { DATABASE_URL: store.url });
   const during = load.acknowledged.length - before.length;
   await load.stop();
   assert.equal(backup.code, 0, backup.stderr);
@@ -183,7 +183,7 @@ test('a backup that fails on a full disk leaves FILE as it was, and no temporary
   });
   const file = join(disk, 'backup.db');
   writeFileSync(file, 'the last good backup');
-  const failed = await runCli(['backup', file, '--force'], { DATABASE_URL: store.url });
+  const failed = await runInProcess(['backup', file, '--force'], { DATABASE_URL: store.url });
   assert.equal(failed.code, 1);
   assert.match(failed.stderr, new RegExp(`\nplantstore: cannot back up to ${escaped(file)}: .*full.*\n$`));
   assert.equal(failed.stderr.split('\n').length, 3, 'the store line and one line more');
@@ -210,11 +210,11 @@ test('restore refuses while a server has the store open, idle or not, and change
   const early = Array.from({ length: 20 }, (_, i) => i + 1);
   assert.deepEqual(await statuses(server.url, store.token, early.map((id) => plantBody(id))), early.map(() => 200));
   const file = join(tempDir(t), 'backup.db');
-  assert.equal((await runCli(['backup', file], env)).code, 0);
+  assert.equal((await runInProcess(['backup', file], env)).code, 0);
   const late = Array.from({ length: 20 }, (_, i) => i + 21);
   assert.deepEqual(await statuses(server.url, store.token, late.map((id) => plantBody(id))), late.map(() => 200));
 
-  const refused = await runCli(['restore', file, '--force'], env);
+  const refused = await runInProcess(['restore', file, '--force'], env);
   assert.deepEqual(refused, {
     code: 1,
     stdout: '',
@@ -223,11 +223,11 @@ test('restore refuses while a server has the store open, idle or not, and change
   assert.equal((await postPlant(server.url, store.token, plantBody(40, 'other'))).status, 409, 'the plants created since the backup are still there');
   assert.equal(await server.stop(), 0);
 
-  const withoutForce = await runCli(['restore', file], env);
+  const withoutForce = await runInProcess(['restore', file], env);
   assert.equal(withoutForce.code, 1);
   assert.match(withoutForce.stderr, /exists; --force replaces it with .*backup\.db, and what was created since that backup is lost\n$/);
 
-  const restored = await runCli(['restore', file, '--force'], env);
+  const restored = await runInProcess(['restore', file, '--force'], env);
   assert.equal(restored.code, 0, restored.stderr);
   assert.equal(restored.stdout, `restored 20 plants (schema version ${readOnly(file, (db) => (db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number }).v)}) from ${file}, replacing what the store held\n`);
   assert.equal(modeOf(store.path), '0600');
@@ -242,7 +242,7 @@ test('restore where the store file is gone makes it from the backup, and removes
   const store = await storeWith(t);
   const env = { DATABASE_URL: store.url };
   const file = join(tempDir(t), 'backup.db');
-  assert.equal((await runCli(['backup', file], env)).code, 0);
+  assert.equal((await runInProcess(['backup', file], env)).code, 0);
   const server = await startServer(t, env);
   const lost = Array.from({ length: 50 }, (_, i) => i + 1);
   assert.deepEqual(await statuses(server.url, store.token, lost.map((id) => plantBody(id))), lost.map(() => 200));
@@ -250,7 +250,7 @@ test('restore where the store file is gone makes it from the backup, and removes
   assert.ok(statSync(`${store.path}-wal`).size > 0, 'the killed server left its log, with the plants in it');
   rmSync(store.path);
 
-  const restored = await runCli(['restore', file], env);
+  const restored = await runInProcess(['restore', file], env);
   assert.equal(restored.code, 0, restored.stderr);
   assert.equal(restored.stdout, `restored 0 plants (schema version ${readOnly(file, (db) => (db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number }).v)}) from ${file} into a new store\n`);
   assert.deepEqual(readdirSync(store.dir), ['plantstore.db']);
@@ -264,7 +264,7 @@ test('restore refuses a file that is not a sound plant store, and leaves a missi
   const env = { DATABASE_URL: `sqlite:${join(dir, 'store', 'plantstore.db')}` };
   const source = await storeWith(t, 20_000);
   const backup = join(dir, 'backup.db');
-  assert.equal((await runCli(['backup', backup], { DATABASE_URL: source.url })).code, 0);
+  assert.equal((await runInProcess(['backup', backup], { DATABASE_URL: source.url })).code, 0);
 
   const notSqlite = join(dir, 'notes.txt');
   writeFileSync(notSqlite, 'not a database at all '.repeat(200));
@@ -289,7 +289,7 @@ test('restore refuses a file that is not a sound plant store, and leaves a missi
     [newer, /has schema version 999, newer than this build knows \(\d+\); run a newer plantstore/],
     [join(dir, 'absent.db'), /does not exist or is not a file/],
   ] as const) {
-    const refused = await runCli(['restore', file], env);
+    const refused = await runInProcess(['restore', file], env);
     assert.equal(refused.code, 1, file);
     assert.match(refused.stderr, new RegExp(`\nplantstore: ${escaped(file)}[^\n]*(?:${why.source})[^\n]*\n$`), file);
   }

@@ -8,7 +8,7 @@ import type { NewPlant } from '../../src/plants/plant.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { sqlite, testBackends } from '../helpers/backends.js';
-import { BIN, createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
+import { BIN, createToken, postPlant, runInProcess, startServer } from '../helpers/processes.js';
 import { within } from '../helpers/until.js';
 
 async function open(url: string): Promise<Store> {
@@ -20,7 +20,7 @@ async function filledSource(t: TestContext, count: number): Promise<{ url: strin
   const url = await sqlite.freshUrl(t);
   const token = await createToken({ DATABASE_URL: url }, 'kept');
   await createToken({ DATABASE_URL: url }, 'gone');
-  await runCli(['token', 'revoke', 'gone'], { DATABASE_URL: url });
+  await runInProcess(['token', 'revoke', 'gone'], { DATABASE_URL: url });
   const store = await open(url);
   const plants: NewPlant[] = [
     { id: -(2n ** 63n), name: 'min' },
@@ -37,16 +37,16 @@ for (const target of await testBackends('copy')) {
   test(`copy from SQLite to ${target.name} moves every plant and token exactly`, async (t) => {
     const source = await filledSource(t, 2500);
     const to = await target.freshUrl(t);
-    const result = await runCli(['copy', '--from', source.url, '--to', to, '--batch-size', '700']);
+    const result = await runInProcess(['copy', '--from', source.url, '--to', to, '--batch-size', '700']);
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stderr, /^copy: 2 tokens \(2 new\)\n/m);
     const path = (url: string) => (url.startsWith('sqlite:') ? `SQLite store ${url.slice('sqlite:'.length)}` : 'PostgreSQL store "');
     assert.ok(result.stderr.startsWith(`plantstore: --from: using the ${path(source.url)}\nplantstore: --to: created a new ${path(to)}`), result.stderr);
     assert.match(result.stderr, /copy: 2500 plants copied \(2500 new, 0 already there\); the target holds 2500\n$/);
 
-    const [before, after] = await Promise.all([runCli(['plants', 'export'], { DATABASE_URL: source.url }), runCli(['plants', 'export'], { DATABASE_URL: to })]);
+    const [before, after] = await Promise.all([runInProcess(['plants', 'export'], { DATABASE_URL: source.url }), runInProcess(['plants', 'export'], { DATABASE_URL: to })]);
     assert.equal(after.stdout, before.stdout);
-    const tokens = async (url: string) => JSON.parse((await runCli(['token', 'list', '--json'], { DATABASE_URL: url })).stdout);
+    const tokens = async (url: string) => JSON.parse((await runInProcess(['token', 'list', '--json'], { DATABASE_URL: url })).stdout);
     assert.deepEqual(await tokens(to), await tokens(source.url));
 
     const server = await startServer(t, { DATABASE_URL: to });
@@ -71,10 +71,10 @@ for (const target of await testBackends('copy')) {
     await store.close();
     assert.ok(held > 0n && held < 40_000n, `interrupted part way (${held} copied)`);
 
-    const again = await runCli(['copy', '--from', source.url, '--to', to]);
+    const again = await runInProcess(['copy', '--from', source.url, '--to', to]);
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stderr, new RegExp(`copy: 40000 plants copied \\(${40_000n - held} new, ${held} already there\\); the target holds 40000\\n$`));
-    const [before, after] = await Promise.all([runCli(['plants', 'export'], { DATABASE_URL: source.url }), runCli(['plants', 'export'], { DATABASE_URL: to })]);
+    const [before, after] = await Promise.all([runInProcess(['plants', 'export'], { DATABASE_URL: source.url }), runInProcess(['plants', 'export'], { DATABASE_URL: to })]);
     assert.equal(after.stdout, before.stdout);
   });
 }
@@ -85,7 +85,7 @@ test('a plant that conflicts in the target is listed and the copy exits 1', asyn
   const target = await open(to);
   await target.createPlants([{ id: 7n, name: 'someone else' }]);
   await target.close();
-  const result = await runCli(['copy', '--from', source.url, '--to', to]);
+  const result = await runInProcess(['copy', '--from', source.url, '--to', to]);
   assert.equal(result.code, 1);
   assert.match(result.stderr, /copy: conflict: source \{"id":7,"name":"plant 1","tag":"t1"\}, target \{"id":7,"name":"someone else"\}\n/);
   assert.match(result.stderr, /plantstore: 1 plants conflict with different plants under the same id in the target\n$/);
@@ -94,7 +94,7 @@ test('a plant that conflicts in the target is listed and the copy exits 1', asyn
 test('copy reads no DATABASE_URL: a server setting in the environment does not stop it', async (t) => {
   const source = await filledSource(t, 10);
   const to = await sqlite.freshUrl(t);
-  const result = await runCli(['copy', '--from', source.url, '--to', to], { DATABASE_URL: 'not-a-database-url' });
+  const result = await runInProcess(['copy', '--from', source.url, '--to', to], { DATABASE_URL: 'not-a-database-url' });
   assert.equal(result.code, 0, result.stderr);
   assert.match(result.stderr, /copy: 10 plants copied \(10 new, 0 already there\); the target holds 10\n$/);
   assert.equal(result.stderr.match(/^copy: plants: /gm)?.length, 1, `the final progress line once:\n${result.stderr}`);
@@ -110,7 +110,7 @@ test('bad copy command lines exit 2', async (t) => {
     [['copy', '--from', url, '--to', `${url}2`, '--batch-size', '0'], 'plantstore: --batch-size must be a whole number from 1 to 100000, got "0"\n'],
   ];
   for (const [args, stderr] of cases) {
-    const result = await runCli(args);
+    const result = await runInProcess(args);
     assert.equal(result.code, 2, args.join(' '));
     assert.equal(result.stderr, stderr);
   }

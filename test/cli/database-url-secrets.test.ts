@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { freshPostgresDatabase, POSTGRES_SKIP_REASON, postgresReachable } from '../helpers/postgres.js';
-import { runCli, startServer } from '../helpers/processes.js';
+import { runInProcess, startServer } from '../helpers/processes.js';
 
 const SECRETS = /hunter2|keypass/;
 
@@ -12,10 +12,10 @@ function withPasswords(database: URL): string {
 
 test('plantstore config shows DATABASE_URL with every password masked, as text and as JSON', async () => {
   const env = { DATABASE_URL: withPasswords(new URL('postgres://app@db.internal:5433/plants')) };
-  const text = await runCli(['config'], env);
+  const text = await runInProcess(['config'], env);
   assert.equal(text.code, 0, text.stderr);
   assert.match(text.stdout, /^DATABASE_URL=postgres:\/\/app:\*{5}@db\.internal:5433\/plants\?password=\*{5}&sslpassword=\*{5}&sslmode=disable$/m);
-  const json = await runCli(['config', '--json'], env);
+  const json = await runInProcess(['config', '--json'], env);
   assert.equal(json.code, 0, json.stderr);
   for (const output of [text.stdout, text.stderr, json.stdout, json.stderr]) assert.doesNotMatch(output, SECRETS);
 });
@@ -36,7 +36,7 @@ if (!(await postgresReachable())) {
     assert.ok(server.logs.some((line) => line['msg'] === 'stopped'), 'the stop line is there');
     assert.doesNotMatch(`${server.stderr}${JSON.stringify(server.logs)}`, SECRETS);
 
-    const listed = await runCli(['token', 'list'], env);
+    const listed = await runInProcess(['token', 'list'], env);
     assert.equal(listed.code, 0, listed.stderr);
     assert.match(listed.stderr, /^plantstore: using the PostgreSQL store "plantstore_test_[0-9a-f]+" on 127\.0\.0\.1:5432$/m);
     assert.doesNotMatch(listed.stderr, SECRETS);

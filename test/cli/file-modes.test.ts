@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { runCli, startServer } from '../helpers/processes.js';
+import { runInProcess, startServer } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 /** A file's or folder's permission bits, as `ls -l` reads them in octal. */
@@ -38,10 +38,10 @@ test('under umask 022, token create and copy --to make their SQLite stores 0600 
   underUmask022(t);
   const dir = tempDir(t);
   const source = join(dir, 'source', 'plantstore.db');
-  const created = await runCli(['token', 'create', '--name', 'ci'], { DATABASE_URL: `sqlite:${source}` });
+  const created = await runInProcess(['token', 'create', '--name', 'ci'], { DATABASE_URL: `sqlite:${source}` });
   assert.equal(created.code, 0, created.stderr);
   const target = join(dir, 'target', 'plantstore.db');
-  const copied = await runCli(['copy', '--from', `sqlite:${source}`, '--to', `sqlite:${target}`]);
+  const copied = await runInProcess(['copy', '--from', `sqlite:${source}`, '--to', `sqlite:${target}`]);
   assert.equal(copied.code, 0, copied.stderr);
   assert.deepEqual([source, join(dir, 'source'), target, join(dir, 'target')].map(modeOf), ['0600', '0700', '0600', '0700']);
 });
@@ -49,9 +49,9 @@ test('under umask 022, token create and copy --to make their SQLite stores 0600 
 test('a SQLite store that other users may open keeps its mode, and the line that names it warns, naming each file and its mode', async (t) => {
   const path = join(tempDir(t), 'plantstore.db');
   const env = { DATABASE_URL: `sqlite:${path}` };
-  assert.equal((await runCli(['token', 'create', '--name', 'ci'], env)).code, 0);
+  assert.equal((await runInProcess(['token', 'create', '--name', 'ci'], env)).code, 0);
   chmodSync(path, 0o644);
-  const listed = await runCli(['token', 'list'], env);
+  const listed = await runInProcess(['token', 'list'], env);
   assert.equal(listed.code, 0, listed.stderr);
   const files = [path, `${path}-wal`, `${path}-shm`].map((file) => `${file} (mode 0644)`).join(', ');
   const warning = `; warning: users other than the owner may open ${files}, and the store holds token hashes and webhook secrets (chmod 600)`;

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { exportJWK, generateKeyPair } from 'jose';
 import { sqlite } from '../helpers/backends.js';
 import { AUDIENCE, claims, makeKey, signToken, startKeySetServer } from '../helpers/key-set-server.js';
-import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
+import { createToken, postPlant, runCli, runInProcess, startServer } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 
@@ -46,7 +46,8 @@ test('every wrong JWT setting, alone or in combination, stops serve at start wit
   ];
   const env = { DATABASE_URL: await sqlite.freshUrl(t) };
   for (const [vars, args, line] of cases) {
-    const result = await runCli(['serve', ...args], { ...env, ...vars });
+    // In this process: each stops at its settings, before serve starts anything.
+    const result = await runInProcess(['serve', ...args], { ...env, ...vars });
     assert.equal(result.stderr, `plantstore: ${line}\n`, JSON.stringify(vars));
     assert.equal(result.code, 2);
     assert.equal(result.stdout, '', 'stopped before starting');
@@ -55,11 +56,11 @@ test('every wrong JWT setting, alone or in combination, stops serve at start wit
 
 test('loopback issuers may be plain http; plantstore config and serve --help list every JWT setting', async () => {
   for (const loopback of ['http://127.0.0.1:8443/realms/a', 'http://127.9.9.9/', 'http://localhost:3000', 'http://[::1]:8080/x', 'https://idp.example.com/']) {
-    const shown = await runCli(['config'], { JWT_ISSUER: loopback, JWT_AUDIENCE: 'plantstore' });
+    const shown = await runInProcess(['config'], { JWT_ISSUER: loopback, JWT_AUDIENCE: 'plantstore' });
     assert.equal(shown.code, 0, shown.stderr);
     assert.ok(shown.stdout.includes(`\nJWT_ISSUER=${loopback}\n`));
   }
-  const defaults = JSON.parse((await runCli(['config', '--json'])).stdout) as Record<string, string>;
+  const defaults = JSON.parse((await runInProcess(['config', '--json'])).stdout) as Record<string, string>;
   assert.deepEqual(
     Object.fromEntries(Object.entries(defaults).filter(([name]) => name.startsWith('JWT_'))),
     {

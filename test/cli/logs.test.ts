@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { test } from 'node:test';
 import { generateToken } from '../../src/tokens/api-token.js';
 import { sqlite } from '../helpers/backends.js';
-import { BIN, createToken, runCli, startServer } from '../helpers/processes.js';
+import { BIN, createToken, runInProcess, startServer } from '../helpers/processes.js';
 import { within } from '../helpers/until.js';
 
 test('logs: one access line per request with its request id, start and stop lines, and never a token', async (t) => {
@@ -90,15 +90,15 @@ test('logs: at a terminal the lines are written for a person to read, not as JSO
 });
 
 test('plantstore config prints the effective settings with secrets masked', async () => {
-  const shown = await runCli(['config', '--port', '9000'], { METRICS_TOKEN: 'very-secret-metrics-token', DATABASE_URL: 'postgres://app:hunter2@db.internal/plants' });
+  const shown = await runInProcess(['config', '--port', '9000'], { METRICS_TOKEN: 'very-secret-metrics-token', DATABASE_URL: 'postgres://app:hunter2@db.internal/plants' });
   assert.equal(shown.code, 0);
   assert.match(shown.stdout, /^HOST=127\.0\.0\.1\nPORT=9000\nDATABASE_URL=postgres:\/\/app:\*\*\*\*\*@db\.internal\/plants\n/);
   assert.match(shown.stdout, /\nMETRICS_TOKEN=\*\*\*\*\*\n/);
   assert.ok(!shown.stdout.includes('very-secret') && !shown.stdout.includes('hunter2'));
-  const json = JSON.parse((await runCli(['config', '--json'])).stdout) as Record<string, string>;
+  const json = JSON.parse((await runInProcess(['config', '--json'])).stdout) as Record<string, string>;
   assert.equal(json['METRICS_TOKEN'], '');
   assert.equal(json['WRITE_BATCH_MAX'], '512');
-  const bad = await runCli(['config'], { SHUTDOWN_GRACE_MS: 'soon' });
+  const bad = await runInProcess(['config'], { SHUTDOWN_GRACE_MS: 'soon' });
   assert.equal(bad.code, 2);
   assert.equal(bad.stderr, 'plantstore: SHUTDOWN_GRACE_MS must be a whole number from 0 to 600000, got "soon"\n');
 });

@@ -5,7 +5,7 @@ import { type TestContext, test } from 'node:test';
 import pg from 'pg';
 import { type Backend, testBackends } from '../helpers/backends.js';
 import { runMain } from '../helpers/in-process-cli.js';
-import { runCli, startServer } from '../helpers/processes.js';
+import { runInProcess, startServer } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { until } from '../helpers/until.js';
 
@@ -71,7 +71,7 @@ for (const backend of backends) {
     const store = await missingStore(t, backend);
     const env = { DATABASE_URL: store.url };
     // A child process, as in TOKEN=$(plantstore token create --name ci).
-    const created = await runCli(['token', 'create', '--name', 'ci'], env);
+    const created = await runInProcess(['token', 'create', '--name', 'ci'], env);
     assert.equal(created.code, 0, created.stderr);
     assert.match(created.stdout, /^ps_[A-Za-z0-9_-]{43}\n$/);
     assert.match(created.stderr, new RegExp(`^plantstore: created a new ${escape(store.label)}\nCreated token 1 \\(ci\\)`));

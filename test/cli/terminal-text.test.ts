@@ -5,7 +5,7 @@ import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { existingStoreUrl, sqlite, testBackends } from '../helpers/backends.js';
 import { runMain } from '../helpers/in-process-cli.js';
-import { postPlant, runCli } from '../helpers/processes.js';
+import { postPlant, runInProcess } from '../helpers/processes.js';
 import { until } from '../helpers/until.js';
 import { listWebhooks, plantBody, serverWithWebhook } from '../helpers/webhooks.js';
 
@@ -31,14 +31,14 @@ for (const backend of await testBackends('terminal text')) {
   test(`${backend.name}: webhook list shows a receiver's answer and a description escaped; --json keeps them exactly`, async (t) => {
     const { env, receiver, subscription, token, server } = await serverWithWebhook(t, backend, { answer: () => 500 });
     receiver.failureBody = HOSTILE_ANSWER;
-    const described = await runCli(['webhook', 'add', 'http://127.0.0.1:9/described', '--description', HOSTILE_DESCRIPTION], env);
+    const described = await runInProcess(['webhook', 'add', 'http://127.0.0.1:9/described', '--description', HOSTILE_DESCRIPTION], env);
     assert.equal(described.code, 0, described.stderr);
     assert.equal((await postPlant(server.url, token, plantBody(1n))).status, 200);
     await until('the receiver\'s answer is stored as the last error', async () =>
       (await listWebhooks(env)).some((listed) => listed.id === subscription.id && listed.lastError?.includes('FAKE') === true),
     );
 
-    const table = await runCli(['webhook', 'list'], env);
+    const table = await runInProcess(['webhook', 'list'], env);
     assert.equal(table.code, 0, table.stderr);
     assertInert(table.stdout, 'webhook list');
     const lines = table.stdout.split('\n');
@@ -47,7 +47,7 @@ for (const backend of await testBackends('terminal text')) {
     assert.ok(failing?.includes(String.raw`HTTP 500: \x1b]0;pwned\x07\x1b[2K FAKE: all deliveries OK`), failing);
     assert.ok(table.stdout.includes(String.raw`garden\r\nFAKE: all deliveries OK\x1b[2K\x9b31m\t\u202edecoy\u2066`), table.stdout);
 
-    const json = await runCli(['webhook', 'list', '--json'], env);
+    const json = await runInProcess(['webhook', 'list', '--json'], env);
     assert.doesNotMatch(json.stdout, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/, 'JSON escapes every control');
     const rows = JSON.parse(json.stdout) as { id: number; description: string | null; lastError: string | null }[];
     // The service stores the answer with its runs of white space made one space; the rest as the receiver wrote it.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { testBackends } from '../helpers/backends.js';
-import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
+import { existingStoreUrl, testBackends } from '../helpers/backends.js';
+import { createToken, postPlant, runInProcess, startServer } from '../helpers/processes.js';
 import { until } from '../helpers/until.js';
 
 interface ListedToken {
@@ -11,7 +11,7 @@ interface ListedToken {
 }
 
 async function listTokens(env: Record<string, string>): Promise<ListedToken[]> {
-  const listed = await runCli(['token', 'list', '--json'], env);
+  const listed = await runInProcess(['token', 'list', '--json'], env);
   assert.equal(listed.code, 0, listed.stderr);
   return JSON.parse(listed.stdout) as ListedToken[];
 }
@@ -20,7 +20,7 @@ const lastUseOf = (rows: readonly ListedToken[], name: string) => rows.find((row
 
 for (const backend of await testBackends('token list shows when each token was last used')) {
   test(`${backend.name}: token list shows a token's last use within 15 seconds of a request; a token not used stays null`, async (t) => {
-    const env = { DATABASE_URL: await backend.freshUrl(t) };
+    const env = { DATABASE_URL: await existingStoreUrl(t, backend) };
     const server = await startServer(t, env);
     const used = await createToken(env, 'used');
     await createToken(env, 'unused');
@@ -34,13 +34,13 @@ for (const backend of await testBackends('token list shows when each token was l
     assert.ok(Date.parse(lastUsedAt) >= sent && Date.parse(lastUsedAt) <= answered, `used at ${lastUsedAt}, requested from ${new Date(sent).toISOString()}`);
     assert.equal(lastUseOf(rows, 'unused'), null);
 
-    const table = (await runCli(['token', 'list'], env)).stdout.split('\n');
+    const table = (await runInProcess(['token', 'list'], env)).stdout.split('\n');
     assert.match(table.find((line) => /^1\s+used\s/.test(line))!, new RegExp(`\\s${lastUsedAt}$`));
     assert.match(table.find((line) => /^2\s+unused\s/.test(line))!, /\s-$/);
   });
 
   test(`${backend.name}: a server writes the last uses it holds as it stops`, async (t) => {
-    const env = { DATABASE_URL: await backend.freshUrl(t) };
+    const env = { DATABASE_URL: await existingStoreUrl(t, backend) };
     const server = await startServer(t, env);
     const token = await createToken(env, 'ci');
     const sent = Date.now();

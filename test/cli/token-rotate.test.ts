@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { sqlite, testBackends } from '../helpers/backends.js';
-import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
+import { existingStoreUrl, sqlite, testBackends } from '../helpers/backends.js';
+import { createToken, postPlant, runInProcess, startServer } from '../helpers/processes.js';
 import { until } from '../helpers/until.js';
 
 interface ListedToken {
@@ -13,14 +13,14 @@ interface ListedToken {
 }
 
 async function listTokens(env: Record<string, string>): Promise<ListedToken[]> {
-  const listed = await runCli(['token', 'list', '--json'], env);
+  const listed = await runInProcess(['token', 'list', '--json'], env);
   assert.equal(listed.code, 0, listed.stderr);
   return JSON.parse(listed.stdout) as ListedToken[];
 }
 
 /** `token rotate NAME [args]`: asserts it succeeds, prints the new token alone, and says until when the old one works. */
 async function rotate(env: Record<string, string>, name: string, args: readonly string[]): Promise<{ token: string; oldWorksUntil: number }> {
-  const rotated = await runCli(['token', 'rotate', name, ...args], env);
+  const rotated = await runInProcess(['token', 'rotate', name, ...args], env);
   assert.equal(rotated.code, 0, rotated.stderr);
   assert.match(rotated.stdout, /^ps_[A-Za-z0-9_-]{43}\n$/);
   // After the line that names the store.
@@ -34,7 +34,7 @@ const plant = () => `{"id":${++id},"name":"Fern"}`;
 
 for (const backend of await testBackends('token rotate')) {
   test(`${backend.name}: after token rotate both tokens work through the grace, the old one listed as retiring; revoke NAME ends both`, async (t) => {
-    const env = { DATABASE_URL: await backend.freshUrl(t) };
+    const env = { DATABASE_URL: await existingStoreUrl(t, backend) };
     const server = await startServer(t, env);
     const old = await createToken(env, 'ci');
     assert.equal((await postPlant(server.url, old, plant())).status, 200);
@@ -51,10 +51,10 @@ for (const backend of await testBackends('token rotate')) {
       { id: 2, name: 'ci', status: 'active' },
     ]);
     assert.equal(Date.parse(rows[0]!.revokedAt!), oldWorksUntil);
-    assert.match((await runCli(['token', 'list'], env)).stdout, /^1\s+ci\s+retiring\s/m);
-    assert.equal((await runCli(['token', 'create', '--name', 'ci'], env)).code, 1, 'the new token holds the name');
+    assert.match((await runInProcess(['token', 'list'], env)).stdout, /^1\s+ci\s+retiring\s/m);
+    assert.equal((await runInProcess(['token', 'create', '--name', 'ci'], env)).code, 1, 'the new token holds the name');
 
-    const revoked = await runCli(['token', 'revoke', 'ci'], env);
+    const revoked = await runInProcess(['token', 'revoke', 'ci'], env);
     assert.equal(revoked.code, 0, revoked.stderr);
     assert.deepEqual(revoked.stderr.trimEnd().split('\n').slice(1).sort(), ['Revoked token 1 (ci).', 'Revoked token 2 (ci).']);
     for (const token of [old, next]) {
@@ -64,7 +64,7 @@ for (const backend of await testBackends('token rotate')) {
   });
 
   test(`${backend.name}: once a rotation's grace ends the old token is refused, not before, and the new one goes on working`, async (t) => {
-    const env = { DATABASE_URL: await backend.freshUrl(t) };
+    const env = { DATABASE_URL: await existingStoreUrl(t, backend) };
     const server = await startServer(t, env);
     const old = await createToken(env, 'ci');
     // In use, so that the server remembers it: the memory must not outlive the grace.
@@ -93,7 +93,7 @@ for (const backend of await testBackends('token rotate')) {
 test('token rotate --grace 0 stops the old token at once; the new one keeps the lifetime the old was made with', async (t) => {
   const env = { DATABASE_URL: await sqlite.freshUrl(t) };
   await createToken(env, 'ci', ['--expires-in', '30d']);
-  const rotated = await runCli(['token', 'rotate', 'ci', '--grace', '0'], env);
+  const rotated = await runInProcess(['token', 'rotate', 'ci', '--grace', '0'], env);
   assert.equal(rotated.code, 0, rotated.stderr);
   assert.match(rotated.stderr, /^Revoked token 1 \(ci\)\.\nCreated token 2 \(ci\); it expires \S+Z\./m);
   const rows = await listTokens(env);
@@ -101,7 +101,7 @@ test('token rotate --grace 0 stops the old token at once; the new one keeps the 
   const days = (Date.parse(rows[1]!.expiresAt!) - Date.now()) / 86_400_000;
   assert.ok(days > 29.9 && days <= 30, `expires in ${days} days`);
 
-  const shorter = await runCli(['token', 'rotate', 'ci', '--grace', '0', '--expires-in', '1h'], env);
+  const shorter = await runInProcess(['token', 'rotate', 'ci', '--grace', '0', '--expires-in', '1h'], env);
   assert.equal(shorter.code, 0, shorter.stderr);
   const hours = (Date.parse((await listTokens(env))[2]!.expiresAt!) - Date.now()) / 3_600_000;
   assert.ok(hours > 0.99 && hours <= 1, `expires in ${hours} hours`);
@@ -110,9 +110,9 @@ test('token rotate --grace 0 stops the old token at once; the new one keeps the 
 test('token rotate of a name with no active token fails and changes nothing', async (t) => {
   const env = { DATABASE_URL: await sqlite.freshUrl(t) };
   await createToken(env, 'gone');
-  await runCli(['token', 'revoke', 'gone'], env);
+  await runInProcess(['token', 'revoke', 'gone'], env);
   for (const name of ['gone', 'never']) {
-    const rotated = await runCli(['token', 'rotate', name], env);
+    const rotated = await runInProcess(['token', 'rotate', name], env);
     assert.equal(rotated.code, 1);
     assert.equal(rotated.stdout, '');
     assert.equal(rotated.stderr.split('\n').slice(1).join('\n'), `plantstore: no active token named "${name}" to rotate; create one with token create\n`);
@@ -123,13 +123,13 @@ test('token rotate of a name with no active token fails and changes nothing', as
 test('token create --replace revokes the active token of that name and a running server refuses it; without a token of the name it simply creates', async (t) => {
   const env = { DATABASE_URL: await sqlite.freshUrl(t) };
   const server = await startServer(t, env);
-  const first = await runCli(['token', 'create', '--name', 'ci', '--replace'], env);
+  const first = await runInProcess(['token', 'create', '--name', 'ci', '--replace'], env);
   assert.equal(first.code, 0, first.stderr);
   assert.match(first.stderr, /^Created token 1 \(ci\)/m);
   const old = first.stdout.trim();
   assert.equal((await postPlant(server.url, old, plant())).status, 200);
 
-  const second = await runCli(['token', 'create', '--name', 'ci', '--replace'], env);
+  const second = await runInProcess(['token', 'create', '--name', 'ci', '--replace'], env);
   assert.equal(second.code, 0, second.stderr);
   assert.match(second.stdout, /^ps_[A-Za-z0-9_-]{43}\n$/);
   assert.match(second.stderr, /^Revoked token 1 \(ci\)\.\nCreated token 2 \(ci\); it does not expire\./m);

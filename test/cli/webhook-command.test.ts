@@ -2,23 +2,23 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { existingStoreUrl, testBackends } from '../helpers/backends.js';
 import { runMain } from '../helpers/in-process-cli.js';
-import { runCli } from '../helpers/processes.js';
+import { runInProcess } from '../helpers/processes.js';
 import { addWebhook, endRetiredSecret, listWebhooks } from '../helpers/webhooks.js';
 
 for (const backend of await testBackends('the webhook command')) {
   test(`${backend.name}: webhook add prints the id and the secret once; list shows state and counts, never the secret`, async (t) => {
     const env = { DATABASE_URL: await existingStoreUrl(t, backend) };
-    const added = await runCli(['webhook', 'add', 'https://example.com/hooks/plants', '--description', 'the catalogue'], env);
+    const added = await runInProcess(['webhook', 'add', 'https://example.com/hooks/plants', '--description', 'the catalogue'], env);
     assert.equal(added.code, 0, added.stderr);
     assert.match(added.stdout, /^id: 1\nsecret: whsec_[A-Za-z0-9+/]+=*\n$/);
     assert.match(added.stderr, /Store the secret now/);
     const secret = /secret: (\S+)/.exec(added.stdout)![1]!;
     const second = await addWebhook(env, 'http://127.0.0.1:9/second');
-    assert.equal((await runCli(['webhook', 'add', 'http://127.0.0.1:9/third', '--description', 'spread\nover  lines'], env)).code, 0);
+    assert.equal((await runInProcess(['webhook', 'add', 'http://127.0.0.1:9/third', '--description', 'spread\nover  lines'], env)).code, 0);
     assert.deepEqual(Object.keys(second), ['id', 'url', 'secret']);
     assert.equal(second.id, 2);
 
-    const table = await runCli(['webhook', 'list'], env);
+    const table = await runInProcess(['webhook', 'list'], env);
     assert.equal(table.code, 0, table.stderr);
     assert.match(
       table.stdout,
@@ -38,7 +38,7 @@ for (const backend of await testBackends('the webhook command')) {
     assert.equal((listed[0] as unknown as { description: string }).description, 'the catalogue');
     assert.ok(!JSON.stringify(listed).includes('whsec_'));
 
-    const rotated = await runCli(['webhook', 'rotate-secret', '1'], env);
+    const rotated = await runInProcess(['webhook', 'rotate-secret', '1'], env);
     assert.equal(rotated.code, 0, rotated.stderr);
     assert.match(rotated.stdout, /^secret: whsec_[A-Za-z0-9+/]+=*\n$/);
     assert.ok(!rotated.stdout.includes(secret), 'a new secret');
@@ -46,15 +46,15 @@ for (const backend of await testBackends('the webhook command')) {
     assert.ok(shownUntil !== undefined, rotated.stderr);
     assert.ok(Math.abs(Date.parse(shownUntil) - (Date.now() + 24 * 3_600_000)) < 60_000, `${shownUntil} is 24 hours from now`);
 
-    const removed = await runCli(['webhook', 'remove', '1'], env);
+    const removed = await runInProcess(['webhook', 'remove', '1'], env);
     assert.equal(removed.code, 0, removed.stderr);
     assert.deepEqual((await listWebhooks(env)).map((subscription) => subscription.id), [2, 3]);
 
-    const paused = await runCli(['webhook', 'pause', '2'], env);
+    const paused = await runInProcess(['webhook', 'pause', '2'], env);
     assert.equal(paused.code, 0, paused.stderr);
-    assert.match((await runCli(['webhook', 'list'], env)).stdout, /\n2\s+http:\/\/127\.0\.0\.1:9\/second\s+-\s+paused\s+0\s+0\s+0\s+-\n/);
-    assert.match((await runCli(['webhook', 'pause', '2'], env)).stderr, /was already paused/);
-    assert.equal((await runCli(['webhook', 'resume', '2'], env)).code, 0);
+    assert.match((await runInProcess(['webhook', 'list'], env)).stdout, /\n2\s+http:\/\/127\.0\.0\.1:9\/second\s+-\s+paused\s+0\s+0\s+0\s+-\n/);
+    assert.match((await runInProcess(['webhook', 'pause', '2'], env)).stderr, /was already paused/);
+    assert.equal((await runInProcess(['webhook', 'resume', '2'], env)).code, 0);
     assert.deepEqual((await listWebhooks(env)).map((subscription) => subscription.state), ['active', 'active']);
   });
 
@@ -152,18 +152,18 @@ test('webhook commands used wrongly exit 2, and those that find nothing exit 1, 
     [['webhook', 'ping', 'first'], 2, /a subscription ID is a whole number/],
   ];
   for (const [args, code, message] of cases) {
-    const result = await runCli(args, env);
+    const result = await runInProcess(args, env);
     assert.equal(result.code, code, `${args.join(' ')}: ${result.stderr}`);
     assert.match(result.code === 2 && args.length === 1 ? result.stdout : result.stderr, message, args.join(' '));
   }
-  assert.ok(!(await runCli(['webhook', 'add', 'https://user:secret@example.com/'], env)).stderr.includes('secret@'), 'credentials are not echoed');
-  const help = await runCli(['webhook', 'add', '--help'], env);
+  assert.ok(!(await runInProcess(['webhook', 'add', 'https://user:secret@example.com/'], env)).stderr.includes('secret@'), 'credentials are not echoed');
+  const help = await runInProcess(['webhook', 'add', '--help'], env);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /Usage: plantstore webhook add URL/);
 });
 
 test('WEBHOOK_RETRY_MAX_MS below WEBHOOK_RETRY_MIN_MS is refused at start with exit code 2', async () => {
-  const result = await runCli(['config'], { WEBHOOK_RETRY_MIN_MS: '5000', WEBHOOK_RETRY_MAX_MS: '1000' });
+  const result = await runInProcess(['config'], { WEBHOOK_RETRY_MIN_MS: '5000', WEBHOOK_RETRY_MAX_MS: '1000' });
   assert.equal(result.code, 2);
   assert.match(result.stderr, /WEBHOOK_RETRY_MAX_MS must be at least WEBHOOK_RETRY_MIN_MS \(5000\), got 1000/);
 });

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { parseDatabaseUrl } from '../../src/config.js';
 import { openStore } from '../../src/store/open-store.js';
-import { freshPostgresDatabase, POSTGRES_SKIP_REASON, postgresReachable } from './postgres.js';
+import { freshPostgresDatabase, migratedPostgresDatabase, POSTGRES_SKIP_REASON, postgresReachable } from './postgres.js';
 import { tempDir } from './temp-dir.js';
 
 /** A kind of store the suites run against, and how to make a fresh, empty one. */
@@ -27,6 +27,7 @@ export const postgres: Backend = {
  * what the commands that refuse a missing store need (removed after the test).
  */
 export async function existingStoreUrl(t: TestContext, backend: Backend): Promise<string> {
+  if (backend === postgres) return migratedPostgresDatabase(t);
   const url = await backend.freshUrl(t);
   await (await openStore({ database: parseDatabaseUrl(url, 'test'), databasePoolSize: 1 })).close();
   return url;

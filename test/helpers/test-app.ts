@@ -1,7 +1,7 @@
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { type Backend, sqlite } from './backends.js';
+import { type Backend, existingStoreUrl, postgres, sqlite } from './backends.js';
 import { type AppConfig, buildApp } from '../../src/app.js';
 import { parseDatabaseUrl, settings } from '../../src/config.js';
 import { type CatalogueEntry, type ErrorBody, errorCatalogue } from '../../src/errors.js';
@@ -63,7 +63,9 @@ export async function testApp(
     now?: () => number;
   } = {},
 ): Promise<TestApp> {
-  const databaseUrl = await (config.backend ?? sqlite).freshUrl(t);
+  const backend = config.backend ?? sqlite;
+  // The app migrates a SQLite file at once; a PostgreSQL database comes migrated from its template.
+  const databaseUrl = backend === postgres ? await existingStoreUrl(t, postgres) : await backend.freshUrl(t);
   const store = await openStore({ database: parseDatabaseUrl(databaseUrl, 'test'), databasePoolSize: 4 });
   const served = config.wrapStore?.(store) ?? store;
   const app = buildApp(

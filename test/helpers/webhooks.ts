@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
-import type { Backend } from './backends.js';
-import { createToken, postPlant, runCli, type ServerProcess, startServer } from './processes.js';
+import { type Backend, existingStoreUrl } from './backends.js';
+import { createToken, postPlant, runInProcess, type ServerProcess, startServer } from './processes.js';
 import { until } from './until.js';
 import { WebhookReceiver } from './webhook-receiver.js';
 
@@ -15,9 +15,9 @@ export const FAST_WEBHOOKS = {
   WEBHOOK_CONCURRENCY: '4',
 };
 
-/** `plantstore webhook add URL --json`: asserts it succeeds and resolves the subscription's id and secret. */
+/** `plantstore webhook add URL --json`, in this process: asserts it succeeds and resolves the subscription's id and secret. */
 export async function addWebhook(env: Record<string, string>, url: string): Promise<{ id: number; url: string; secret: string }> {
-  const added = await runCli(['webhook', 'add', url, '--json'], env);
+  const added = await runInProcess(['webhook', 'add', url, '--json'], env);
   assert.equal(added.code, 0, added.stderr);
   return JSON.parse(added.stdout) as { id: number; url: string; secret: string };
 }
@@ -31,9 +31,8 @@ export async function serverWithWebhook(
   backend: Backend,
   { settings = {}, answer }: { settings?: Record<string, string>; answer?: WebhookReceiver['answer'] } = {},
 ): Promise<{ env: Record<string, string>; receiver: WebhookReceiver; subscription: { id: number; secret: string }; token: string; server: ServerProcess }> {
-  const env = { DATABASE_URL: await backend.freshUrl(t), ...FAST_WEBHOOKS, ...settings };
+  const env = { DATABASE_URL: await existingStoreUrl(t, backend), ...FAST_WEBHOOKS, ...settings };
   const receiver = await WebhookReceiver.start(t);
-  // The token first: it makes the store, which webhook add needs to exist.
   const token = await createToken(env, 'writer');
   const subscription = await addWebhook(env, receiver.url);
   receiver.secrets = [subscription.secret];
@@ -52,9 +51,9 @@ export interface ListedSubscription {
   lastError: string | null;
 }
 
-/** `plantstore webhook list --json`. */
+/** `plantstore webhook list --json`, in this process. */
 export async function listWebhooks(env: Record<string, string>): Promise<ListedSubscription[]> {
-  const listed = await runCli(['webhook', 'list', '--json'], env);
+  const listed = await runInProcess(['webhook', 'list', '--json'], env);
   assert.equal(listed.code, 0, listed.stderr);
   return JSON.parse(listed.stdout) as ListedSubscription[];
 }
@@ -70,9 +69,9 @@ export interface ListedMessage {
   lastResult: string | null;
 }
 
-/** `plantstore webhook messages ID --json [args]`; plant ids beyond 2^53 lose digits here: read `stdout` for those. */
+/** `plantstore webhook messages ID --json [args]`, in this process; plant ids beyond 2^53 lose digits here: read `stdout` for those. */
 export async function listMessages(env: Record<string, string>, subscriptionId: number, args: readonly string[] = []): Promise<{ messages: ListedMessage[]; stdout: string }> {
-  const listed = await runCli(['webhook', 'messages', String(subscriptionId), '--json', ...args], env);
+  const listed = await runInProcess(['webhook', 'messages', String(subscriptionId), '--json', ...args], env);
   assert.equal(listed.code, 0, listed.stderr);
   return { messages: JSON.parse(listed.stdout) as ListedMessage[], stdout: listed.stdout };
 }

@@ -3,7 +3,7 @@ import { Agent, request } from 'node:http';
 import { test } from 'node:test';
 import { sqlite } from '../helpers/backends.js';
 import { freshPostgresDatabase, POSTGRES_SKIP_REASON, postgresReachable } from '../helpers/postgres.js';
-import { type CliResult, createToken, runCli, type ServerProcess, startServer } from '../helpers/processes.js';
+import { type CliResult, createToken, runInProcess, type ServerProcess, startServer } from '../helpers/processes.js';
 import { requireOrSkip } from '../helpers/require-or-skip.js';
 import { until, within } from '../helpers/until.js';
 
@@ -106,7 +106,7 @@ function assertOneQuota(answers: readonly Answer[]): number {
 
 /** The plants in the store: exactly the allowed creates, none refused. */
 async function storedPlants(env: Record<string, string>): Promise<number> {
-  const exported = await runCli(['plants', 'export'], env);
+  const exported = await runInProcess(['plants', 'export'], env);
   assert.equal(exported.code, 0, exported.stderr);
   return exported.stdout.trimEnd().split('\n').filter((line) => line !== '').length;
 }
@@ -185,7 +185,7 @@ test('token update takes effect on running servers', async (t) => {
   const updateAndPoll = async (args: readonly string[], what: string, done: (answer: Answer) => boolean) => {
     let exited: { at: number; result?: CliResult; error?: unknown } | undefined;
     // runCli is bounded itself (60 s): `exited` is set either way.
-    const command = runCli(['token', 'update', 'tuned', ...args], env).then(
+    const command = runInProcess(['token', 'update', 'tuned', ...args], env).then(
       (result) => (exited = { at: Date.now(), result }),
       (error: unknown) => (exited = { at: Date.now(), error }),
     );

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sqlite } from '../helpers/backends.js';
-import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
+import { createToken, postPlant, runInProcess, startServer } from '../helpers/processes.js';
 import { rawExchange } from '../helpers/raw-http.js';
 
 test('kill -9 right after a 200 never loses the plant', async (t) => {
@@ -20,7 +20,7 @@ test('kill -9 right after a 200 never loses the plant', async (t) => {
       acknowledged.push(bodies[i]!);
     });
   }
-  const exported = await runCli(['plants', 'export'], env);
+  const exported = await runInProcess(['plants', 'export'], env);
   assert.equal(exported.code, 0);
   assert.deepEqual(exported.stdout.trimEnd().split('\n'), acknowledged);
 });
@@ -33,7 +33,7 @@ test('concurrent posts of one id over real connections never both create', async
     Array.from({ length: 30 }, (_, i) => postPlant(server.url, token, `{"id":-9223372036854775808,"name":"n${i % 3}"}`)),
   );
   await server.stop();
-  const exported = (await runCli(['plants', 'export'], env)).stdout.trimEnd().split('\n');
+  const exported = (await runInProcess(['plants', 'export'], env)).stdout.trimEnd().split('\n');
   assert.equal(exported.length, 1);
   const winner = (JSON.parse(exported[0]!) as { name: string }).name;
   assert.equal(exported[0], `{"id":-9223372036854775808,"name":${JSON.stringify(winner)}}`, 'the id is stored exactly');

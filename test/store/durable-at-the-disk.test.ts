@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import pg from 'pg';
-import { postgres, sqlite } from '../helpers/backends.js';
+import { existingStoreUrl, postgres, sqlite } from '../helpers/backends.js';
 import { postgresReachable, POSTGRES_SKIP_REASON } from '../helpers/postgres.js';
 import { createToken, postPlant, startServer } from '../helpers/processes.js';
 import { requireOrSkip } from '../helpers/require-or-skip.js';
@@ -80,7 +80,7 @@ test('postgres: each create, sent one after another, is flushed to the WAL befor
     t.skip(POSTGRES_SKIP_REASON);
     return;
   }
-  const env = { DATABASE_URL: await postgres.freshUrl(t) };
+  const env = { DATABASE_URL: await existingStoreUrl(t, postgres) };
   const token = await createToken(env, 'ci');
   const server = await startServer(t, env);
   // pg_stat_wal is the cluster's: read from the database next to the test's, which outlives it.

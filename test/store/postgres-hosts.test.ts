@@ -4,7 +4,7 @@ import pg from 'pg';
 import { ServiceError } from '../../src/errors.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { freshPostgresDatabase, POSTGRES_SKIP_REASON, postgresReachable } from '../helpers/postgres.js';
-import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
+import { createToken, postPlant, runInProcess, startServer } from '../helpers/processes.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { until } from '../helpers/until.js';
 
@@ -61,14 +61,14 @@ if (!(await postgresReachable())) {
     const url = `${withHostsBefore(single.toString(), DOWN)}?target_session_attrs=read-write`;
     const shown = url.replace('not-needed-with-trust', '*****');
     const env = { DATABASE_URL: url };
-    const config = await runCli(['config'], env);
+    const config = await runInProcess(['config'], env);
     assert.match(config.stdout, new RegExp(`^DATABASE_URL=${shown.replace(/[.*?+^$()[\]{}|\\]/g, '\\$&')}$`, 'm'));
     const token = await createToken(env, 'hosts');
     const server = await startServer(t, env);
     const started = server.logs.find((line) => line['msg'] === 'plantstore serving') as { config: Record<string, string> };
     assert.equal(started.config['DATABASE_URL'], shown);
     assert.equal((await postPlant(server.url, token, '{"id":9007199254740993,"name":"through the list"}')).status, 200);
-    const exported = await runCli(['plants', 'export'], env);
+    const exported = await runInProcess(['plants', 'export'], env);
     assert.equal(exported.stdout, '{"id":9007199254740993,"name":"through the list"}\n');
     for (const output of [config.stdout, config.stderr, exported.stderr, JSON.stringify(server.logs)]) assert.doesNotMatch(output, /not-needed-with-trust/);
   });

@@ -5,8 +5,8 @@ import { parseDatabaseUrl } from '../../src/config.js';
 import { errorCatalogue, ServiceError } from '../../src/errors.js';
 import { openStore } from '../../src/store/open-store.js';
 import { sqliteDriver } from '../../src/store/sqlite/driver.js';
-import { testBackends } from '../helpers/backends.js';
-import { createToken, postPlant, runCli, type ServerProcess, startServer } from '../helpers/processes.js';
+import { existingStoreUrl, testBackends } from '../helpers/backends.js';
+import { createToken, postPlant, runInProcess, type ServerProcess, startServer } from '../helpers/processes.js';
 import { type Answer, createRequest, splitAnswers } from '../helpers/http-answers.js';
 import { type RawConnection, rawConnection } from '../helpers/raw-http.js';
 import { within } from '../helpers/until.js';
@@ -86,7 +86,7 @@ async function commitCounts(url: string): Promise<{ commits: number; plants: num
 
 for (const backend of await testBackends('a batch that fails part-way')) {
   test(`${backend.name}: a batch whose transaction fails on a later row stores nothing of it, and the store goes on`, async (t) => {
-    const databaseUrl = await backend.freshUrl(t);
+    const databaseUrl = await existingStoreUrl(t, backend);
     const store = await openStore({ database: parseDatabaseUrl(databaseUrl, 'test'), databasePoolSize: 2 });
     t.after(() => store.close());
     assert.deepEqual(await store.createPlants([{ id: 1n, name: 'kept' }]), [{ outcome: 'created' }]);
@@ -116,7 +116,7 @@ for (const backend of await testBackends('a batch that fails part-way')) {
   });
 
   test(`${backend.name}: every request of a batch that fails part-way gets the generic 500, its detail only in the log under its request id, and nothing of it is stored`, async (t) => {
-    const env = { DATABASE_URL: await backend.freshUrl(t), TOKEN_CACHE_TTL_MS: '1000' };
+    const env = { DATABASE_URL: await existingStoreUrl(t, backend), TOKEN_CACHE_TTL_MS: '1000' };
     const token = await createToken(env, 'rollback');
     await refusePoisonLate(env.DATABASE_URL);
     const server = await startServer(t, env);
@@ -155,7 +155,7 @@ for (const backend of await testBackends('a batch that fails part-way')) {
       assert.match(String((error['err'] as { message?: unknown } | undefined)?.message), new RegExp(REFUSAL), `${id}: the log has the detail`);
       assert.equal(lines.find((line) => line['msg'] === 'request')?.['status'], 500, `${id}: the access line`);
     }
-    const exported = await runCli(['plants', 'export'], env);
+    const exported = await runInProcess(['plants', 'export'], env);
     assert.deepEqual(
       exported.stdout.trimEnd().split('\n').map((line) => (JSON.parse(line) as { id: number }).id),
       [1, 2, 3, 4, 5, 100, 101],

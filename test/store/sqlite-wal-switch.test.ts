@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { driverPackage } from '../../src/store/sqlite/driver.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { runCli } from '../helpers/processes.js';
+import { runInProcess } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { within } from '../helpers/until.js';
 
@@ -67,7 +67,7 @@ test('a command on a new file whose lock is never let go fails with the store\'s
   await lockHolder(t, path);
   // In a process of its own: a switch that never gave up would block it, and the test would still end.
   const started = Date.now();
-  const created = await runCli(['token', 'create', '--name', 'blocked'], { DATABASE_URL: `sqlite:${path}` });
+  const created = await runInProcess(['token', 'create', '--name', 'blocked'], { DATABASE_URL: `sqlite:${path}` });
   const tookMs = Date.now() - started;
   assert.equal(created.code, 1, created.stderr);
   assert.equal(created.stdout, '', 'no token');

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import pg from 'pg';
 import { parseDatabaseUrl } from '../../src/config.js';
 import { testBackends } from '../helpers/backends.js';
-import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
+import { createToken, postPlant, runInProcess, startServer } from '../helpers/processes.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -45,7 +45,7 @@ for (const backend of await testBackends('the store holds only token hashes')) {
   test(`${backend.name}: the store holds only the SHA-256 of each token, never the token, while serving and after`, async (t) => {
     const env = { DATABASE_URL: await backend.freshUrl(t) };
     const tokens = [await createToken(env, 'alpha'), await createToken(env, 'beta', ['--expires-in', '30d']), await createToken(env, 'gamma')];
-    assert.equal((await runCli(['token', 'revoke', 'gamma'], env)).code, 0);
+    assert.equal((await runInProcess(['token', 'revoke', 'gamma'], env)).code, 0);
     const server = await startServer(t, env);
     // The server looks each token up, and caches it, as it serves.
     for (const [i, token] of tokens.entries()) {

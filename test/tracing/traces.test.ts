@@ -5,7 +5,7 @@ import net from 'node:net';
 import { describe, test } from 'node:test';
 import { testBackends } from '../helpers/backends.js';
 import { OtlpReceiver, type ReceivedSpan, SPAN_KIND_CLIENT, SPAN_KIND_SERVER } from '../helpers/otlp-receiver.js';
-import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
+import { createToken, postPlant, runInProcess, startServer } from '../helpers/processes.js';
 import { sqlite } from '../helpers/backends.js';
 import { until } from '../helpers/until.js';
 import { serverWithWebhook } from '../helpers/webhooks.js';
@@ -230,7 +230,7 @@ test('plantstore config shows the tracing settings, header values masked; a bad 
     OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
     OTEL_TRACES_SAMPLER_ARG: '0.25',
   };
-  const shown = await runCli(['config'], env);
+  const shown = await runInProcess(['config'], env);
   assert.equal(shown.code, 0, shown.stderr);
   assert.match(shown.stdout, /^OTEL_EXPORTER_OTLP_HEADERS=x-api-key=\*\*\*\*\*,x-tenant=\*\*\*\*\*$/m);
   assert.match(shown.stdout, /^OTEL_EXPORTER_OTLP_ENDPOINT=http:\/\/collector\.internal:4318\/$/m);
@@ -245,7 +245,7 @@ test('plantstore config shows the tracing settings, header values masked; a bad 
     ['OTEL_TRACES_SAMPLER_ARG', '1.5', /OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1/, undefined],
     ['OTEL_EXPORTER_OTLP_HEADERS', 's3cr3t', /OTEL_EXPORTER_OTLP_HEADERS must be key=value pairs/, 's3cr3t'],
   ] as const) {
-    const refused = await runCli(['config'], { [name]: value });
+    const refused = await runInProcess(['config'], { [name]: value });
     assert.equal(refused.code, 2, `${name}=${value}: ${refused.stderr}`);
     assert.match(refused.stderr, words);
     if (secret !== undefined) assert.ok(!refused.stderr.includes(secret), `the error repeats ${secret}`);

@@ -59,7 +59,7 @@ for (const backend of backends) {
   });
 
   test(`${backend.name}: a subscription receives only the plants created after it was added`, async (t) => {
-    const env = { DATABASE_URL: await backend.freshUrl(t), ...FAST_WEBHOOKS };
+    const env = { DATABASE_URL: await existingStoreUrl(t, backend), ...FAST_WEBHOOKS };
     const token = await createToken(env, 'writer');
     const server = await startServer(t, env);
     assert.equal((await postPlant(server.url, token, plantBody(1n))).status, 200);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { testBackends } from '../helpers/backends.js';
-import { postPlant, runCli } from '../helpers/processes.js';
+import { postPlant, runInProcess } from '../helpers/processes.js';
 import { until } from '../helpers/until.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { addWebhook, listMessages, listWebhooks, plantBody, serverWithWebhook } from '../helpers/webhooks.js';
@@ -20,7 +20,7 @@ for (const backend of await testBackends('webhook pause and resume')) {
     witness.secrets = [witnessSubscription.secret];
     witness.answer = ({ attempt }) => (attempt <= WITNESS_REFUSALS ? 503 : 204);
 
-    const paused = await runCli(['webhook', 'pause', String(subscription.id)], env);
+    const paused = await runInProcess(['webhook', 'pause', String(subscription.id)], env);
     assert.equal(paused.code, 0, paused.stderr);
     assert.deepEqual((await listWebhooks(env)).map((listed) => [listed.id, listed.state]), [[subscription.id, 'paused'], [witnessSubscription.id, 'active']]);
     const ids = [1n, 2n, 3n, 4n, 5n];
@@ -39,7 +39,7 @@ for (const backend of await testBackends('webhook pause and resume')) {
     assert.match(metrics, new RegExp(`^plantstore_webhook_backlog_messages\\{subscription="${subscription.id}"\\} 5$`, 'm'), 'the held backlog is counted');
     assert.match(metrics, /^plantstore_webhook_oldest_pending_seconds 0$/m, "a paused subscription's backlog is not late");
 
-    const resumed = await runCli(['webhook', 'resume', String(subscription.id)], env);
+    const resumed = await runInProcess(['webhook', 'resume', String(subscription.id)], env);
     assert.equal(resumed.code, 0, resumed.stderr);
     assert.match(resumed.stderr, /its 5 pending messages go out/);
     await until('the held plants are delivered', () => receiver.deliveredByPlant().size === ids.length);

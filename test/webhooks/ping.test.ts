@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { existingStoreUrl, testBackends } from '../helpers/backends.js';
-import { runCli } from '../helpers/processes.js';
+import { runInProcess } from '../helpers/processes.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { addWebhook, listMessages, outboxRows } from '../helpers/webhooks.js';
 
@@ -11,7 +11,7 @@ for (const backend of await testBackends('webhook ping')) {
     const receiver = await WebhookReceiver.start(t);
     const subscription = await addWebhook(env, receiver.url);
     receiver.secrets = [subscription.secret];
-    const ping = () => runCli(['webhook', 'ping', String(subscription.id)], env);
+    const ping = () => runInProcess(['webhook', 'ping', String(subscription.id)], env);
 
     const pinged = await ping();
     assert.equal(pinged.code, 0, pinged.stderr);
@@ -27,7 +27,7 @@ for (const backend of await testBackends('webhook ping')) {
     assert.deepEqual((await listMessages(env, subscription.id)).messages, []);
 
     // After a rotation a ping carries a signature per live secret, as deliveries do.
-    const rotated = await runCli(['webhook', 'rotate-secret', String(subscription.id), '--json'], env);
+    const rotated = await runInProcess(['webhook', 'rotate-secret', String(subscription.id), '--json'], env);
     const { secret } = JSON.parse(rotated.stdout) as { secret: string };
     assert.equal((await ping()).code, 0);
     const second = receiver.received[1]!;
@@ -35,7 +35,7 @@ for (const backend of await testBackends('webhook ping')) {
     assert.ok(WebhookReceiver.signedWith(second, secret) && WebhookReceiver.signedWith(second, subscription.secret));
     assert.notEqual(second.webhookId, first!.webhookId, 'a new id each time: a receiver that deduplicates answers every ping');
 
-    assert.equal((await runCli(['webhook', 'pause', String(subscription.id)], env)).code, 0);
+    assert.equal((await runInProcess(['webhook', 'pause', String(subscription.id)], env)).code, 0);
     assert.equal((await ping()).code, 0, 'a paused subscription is pinged too');
 
     receiver.answer = () => 503;
@@ -51,7 +51,7 @@ for (const backend of await testBackends('webhook ping')) {
     assert.match(down.stdout, /^ECONNREFUSED in \d+ ms\n$/);
     assert.equal(receiver.received.length, 4, 'one request a ping, never retried');
 
-    const unknown = await runCli(['webhook', 'ping', '42'], env);
+    const unknown = await runInProcess(['webhook', 'ping', '42'], env);
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /no webhook subscription with id 42/);
   });

@@ -41,7 +41,7 @@ for (const backend of backends) {
 
   test(`${backend.name}: a receiver that never answers does not slow creates`, async (t) => {
     // Attempts may hang for 20 s: a create that waited on one would show it.
-    const env = { DATABASE_URL: await backend.freshUrl(t), ...FAST_WEBHOOKS, WEBHOOK_TIMEOUT_MS: '20000', SHUTDOWN_GRACE_MS: '500' };
+    const env = { DATABASE_URL: await existingStoreUrl(t, backend), ...FAST_WEBHOOKS, WEBHOOK_TIMEOUT_MS: '20000', SHUTDOWN_GRACE_MS: '500' };
     const token = await createToken(env, 'writer');
     const server = await startServer(t, env);
     const timed = async (id: bigint) => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { testBackends } from '../helpers/backends.js';
-import { postPlant, runCli } from '../helpers/processes.js';
+import { postPlant, runInProcess } from '../helpers/processes.js';
 import { until } from '../helpers/until.js';
 import { listMessages, listWebhooks, plantBody, serverWithWebhook } from '../helpers/webhooks.js';
 
@@ -40,14 +40,14 @@ for (const backend of await testBackends('webhook resend')) {
     assert.deepEqual(new Set(failed.messages.map((message) => message.id)), new Set(receiver.attemptsById().keys()), 'the webhook-ids the receiver saw');
     assert.deepEqual(failed.messages.map((message) => message.plantId), [3, 2, 9007199254740993], 'newest first');
     assert.match(failed.stdout, /"plantId":9007199254740993,/, 'the plant id with every digit');
-    const table = await runCli(['webhook', 'messages', String(subscription.id), '--status', 'failed'], env);
+    const table = await runInProcess(['webhook', 'messages', String(subscription.id), '--status', 'failed'], env);
     assert.equal(table.code, 0, table.stderr);
     assert.match(table.stdout, /^MESSAGE ID\s+PLANT ID\s+STATUS\s+ATTEMPTS\s+NEXT ATTEMPT\s+LAST RESULT\n/);
     assert.match(table.stdout, /\nmsg_\S+_\d+\s+9007199254740993\s+failed\s+\d+\s+-\s+HTTP 503: down for maintenance\\x1b\[2J\n$/);
     assert.ok(!table.stdout.includes('\u001b'), "the receiver's escape sequence is shown, not obeyed");
 
     down = false;
-    const resent = await runCli(['webhook', 'resend', String(subscription.id), '--failed'], env);
+    const resent = await runInProcess(['webhook', 'resend', String(subscription.id), '--failed'], env);
     assert.equal(resent.code, 0, resent.stderr);
     assert.equal(resent.stdout, 'queued: 3\n');
     await until('every plant is delivered', () => receiver.deliveredByPlant().size === ids.length);
@@ -67,7 +67,7 @@ for (const backend of await testBackends('webhook resend')) {
 
     // One delivered message, named by its webhook-id, goes again under it.
     const again = delivered.messages[0]!.id!;
-    const one = await runCli(['webhook', 'resend', again], env);
+    const one = await runInProcess(['webhook', 'resend', again], env);
     assert.equal(one.code, 0, one.stderr);
     assert.equal(one.stdout, 'queued: 1\n');
     await until(`${again} is delivered a second time`, () => receiver.attemptsById().get(again)!.filter((attempt) => attempt.status === 204).length === 2);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { testBackends } from '../helpers/backends.js';
-import { postPlant, runCli } from '../helpers/processes.js';
+import { postPlant, runInProcess } from '../helpers/processes.js';
 import { until } from '../helpers/until.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { addWebhook, listWebhooks, plantBody, serverWithWebhook } from '../helpers/webhooks.js';
@@ -14,7 +14,7 @@ for (const backend of await testBackends('webhook update')) {
     for (const id of [1n, 2n]) assert.equal((await postPlant(server.url, token, plantBody(id))).status, 200);
     await until('the old URL has refused both messages', () => old.attemptsById().size === 2);
 
-    const updated = await runCli(['webhook', 'update', String(subscription.id), '--url', moved.url, '--description', 'moved'], env);
+    const updated = await runInProcess(['webhook', 'update', String(subscription.id), '--url', moved.url, '--description', 'moved'], env);
     assert.equal(updated.code, 0, updated.stderr);
     assert.ok(updated.stderr.includes(`now delivers to ${moved.url}`), updated.stderr);
     await until('the pending messages arrive at the new URL', () => moved.deliveredByPlant().size === 2);
@@ -26,14 +26,14 @@ for (const backend of await testBackends('webhook update')) {
     assert.deepEqual([listed?.url, (listed as unknown as { description: string }).description], [moved.url, 'moved']);
 
     const other = await addWebhook(env, 'http://127.0.0.1:9/other');
-    const duplicate = await runCli(['webhook', 'update', String(subscription.id), '--url', 'http://127.0.0.1:9/other'], env);
+    const duplicate = await runInProcess(['webhook', 'update', String(subscription.id), '--url', 'http://127.0.0.1:9/other'], env);
     assert.equal(duplicate.code, 1);
     assert.equal(duplicate.stderr.split('\n').slice(1).join('\n'), `plantstore: webhook subscription ${other.id} already delivers to this URL; --allow-duplicate moves it there anyway\n`);
     assert.equal((await listWebhooks(env))[0]?.url, moved.url, 'nothing changed');
-    const allowed = await runCli(['webhook', 'update', String(subscription.id), '--url', 'http://127.0.0.1:9/other', '--allow-duplicate'], env);
+    const allowed = await runInProcess(['webhook', 'update', String(subscription.id), '--url', 'http://127.0.0.1:9/other', '--allow-duplicate'], env);
     assert.equal(allowed.code, 0, allowed.stderr);
 
-    const invalid = await runCli(['webhook', 'update', String(subscription.id), '--url', 'https://user:secret@example.com/'], env);
+    const invalid = await runInProcess(['webhook', 'update', String(subscription.id), '--url', 'https://user:secret@example.com/'], env);
     assert.equal(invalid.code, 2);
     assert.match(invalid.stderr, /without credentials/);
     assert.ok(!invalid.stderr.includes('secret@'), 'credentials are not echoed');
