@@ -34,6 +34,8 @@ export interface LoadRun {
   cpu?: number | undefined;
   /** Requests a second to pace the run to, over all its connections; unset: as fast as the server answers. */
   ratePerSecond?: number | undefined;
+  /** Ends the run early, once its purpose is met; the result covers the time it ran. */
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -72,10 +74,14 @@ async function runWrk(run: LoadRun): Promise<LoadResult> {
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const closed = new Promise((resolve) => child.once('close', resolve));
+  // wrk stops at SIGINT and still reports what it measured.
+  const stop = () => child.kill('SIGINT');
+  run.signal?.addEventListener('abort', stop, { once: true });
   // The script starts measuring warmup seconds after wrk starts: the counters are read then too.
   let started: unknown;
   const timer = setTimeout(() => (started = run.measurementStarts?.()), warmup * 1000);
   await closed;
+  run.signal?.removeEventListener('abort', stop);
   clearTimeout(timer);
   await started;
   const line = /^RESULT (.*)$/m.exec(output)?.[1];
@@ -96,7 +102,7 @@ async function runAutocannon(run: LoadRun): Promise<LoadResult> {
   if ((run.warmupSeconds ?? 0) > 0) await runAutocannon({ ...run, seconds: run.warmupSeconds!, warmupSeconds: 0, measurementStarts: undefined, idBase: run.idBase + 2 ** 39 });
   await run.measurementStarts?.();
   let next = run.idBase;
-  const result = await autocannon({
+  const options: autocannon.Options = {
     url: `${run.url}/plants`,
     connections: run.connections,
     duration: run.seconds,
@@ -106,6 +112,11 @@ async function runAutocannon(run: LoadRun): Promise<LoadResult> {
     method: 'POST',
     headers: { authorization: `Bearer ${run.token}`, 'content-type': 'application/json' },
     requests: [{ setupRequest: (request) => ({ ...request, body: `{"id":${++next},"name":"Monstera deliciosa","tag":"aroid"}` }) }],
+  };
+  // The callback form hands back the instance, whose stop() ends the run early.
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(options, (error, finished) => (error ? reject(error) : resolve(finished)));
+    run.signal?.addEventListener('abort', () => instance.stop(), { once: true });
   });
   return {
     requests: result.requests.total,

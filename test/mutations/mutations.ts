@@ -15,7 +15,10 @@ export interface Mutation {
   /** The text replaced, which occurs exactly once in the file. */
   from: string;
   to: string;
-  /** The test files that guard the promise, and the names of their tests to run (a --test-name-pattern), when not all. */
+  /**
+   * The test files that guard the promise, and the names of their tests to run (a --test-name-pattern), when not all.
+   * Files under test/system/ run in npm run test:system only; every mutation here is caught by npm test too.
+   */
   tests: readonly string[];
   pattern?: string;
 }
@@ -97,7 +100,7 @@ export const MUTATIONS: readonly Mutation[] = [
     file: 'src/store/sqlite/sqlite-store.ts',
     from: "db.pragma('synchronous = FULL');",
     to: "db.pragma('synchronous = NORMAL');",
-    tests: ['test/store/durable-at-the-disk.test.ts', 'test/store/power-loss.test.ts'],
+    tests: ['test/store/durable-at-the-disk.test.ts', 'test/system/power-loss.test.ts'],
     pattern: 'sqlite',
   },
   {
