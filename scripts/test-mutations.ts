@@ -33,7 +33,7 @@ function run(command: string, args: readonly string[], cwd: string): { ok: boole
 
 /** Builds the copy: its TypeScript (a mutation may leave a name unused), then the docs page, as npm run build does. */
 function build(scratch: string, withDocs: boolean): void {
-  const compiled = run('npx', ['tsc', '-p', 'tsconfig.build.json', '--noUnusedLocals', 'false', '--noUnusedParameters', 'false'], scratch);
+  const compiled = run(process.execPath, ['node_modules/typescript-native/bin/tsc', '-p', 'tsconfig.build.json', '--noUnusedLocals', 'false', '--noUnusedParameters', 'false'], scratch);
   if (!compiled.ok) throw new Error(`the build failed:\n${compiled.output}`);
   if (withDocs && !run(process.execPath, ['scripts/docs-assets.mjs'], scratch).ok) throw new Error('the docs assets were not built');
 }

@@ -10,7 +10,8 @@ import { testApp } from '../../../test/helpers/test-app.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+// The compiler npm run build uses: TypeScript 7's, which reports what TypeScript 5 does, in a tenth of the time.
+const TSC = join(ROOT, 'node_modules/typescript-native/bin/tsc');
 
 /** A program as a user of the package writes it; the lines marked @ts-expect-error must fail to compile. */
 const PROGRAM = `
