@@ -42,6 +42,8 @@ export async function runCli(args: readonly string[], env: Record<string, string
  * reads of the store, where a child process would prove nothing more and cost a third of a second.
  */
 export function runInProcess(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
+  // node-postgres reads PGUSER and its kin from process.env itself: only a child process can be handed them.
+  if (Object.keys(env).some((name) => name.startsWith('PG'))) return runCli(args, env);
   return runMain(args, { ...process.env, ...env } as Record<string, string>);
 }
 

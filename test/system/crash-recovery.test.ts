@@ -1,3 +1,4 @@
+// Runs alone: each server must acknowledge a least number of creates before its kill, which another file's load would slow.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';

@@ -1,3 +1,4 @@
+// Runs alone: it counts deliveries in every second of a saturating load, which another file's load would take.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { hasCommand, loadGenerator } from '../../bench/load/load-generator.js';

@@ -1,3 +1,4 @@
+// Runs alone: it measures how far a flood grows the server's memory, and counts the pauses in its answers.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
