@@ -139,7 +139,7 @@ export async function endRetiredSecret(databaseUrl: string, secret: string): Pro
  * turn until `stop` is called; resolves, after stop, the ids answered 200.
  * A request cut by a killed server is not acknowledged and not an error.
  */
-export function createUnderLoad(urls: readonly string[], token: string, firstId: bigint, clients = 8): { stop(): Promise<Set<string>> } {
+export function createUnderLoad(urls: readonly string[], token: string, firstId: bigint, clients = 8): { readonly acknowledged: number; stop(): Promise<Set<string>> } {
   const acknowledged = new Set<string>();
   let running = true;
   let next = firstId;
@@ -163,6 +163,10 @@ export function createUnderLoad(urls: readonly string[], token: string, firstId:
     }
   });
   return {
+    /** How many creates were answered 200 so far. */
+    get acknowledged() {
+      return acknowledged.size;
+    },
     async stop() {
       running = false;
       await Promise.all(loops);

@@ -1,3 +1,4 @@
+// Runs alone: it gives a frozen host 500 ms to answer, which a loaded machine can take by itself.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
