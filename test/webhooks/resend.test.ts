@@ -13,9 +13,9 @@ for (const backend of await testBackends('webhook resend')) {
     const { env, receiver, subscription, token, server } = await serverWithWebhook(t, backend, {
       // Short, so that the messages fail soon, and so that after a resend, long after their plants'
       // commit (the failure, then the CLI runs below: over a second), a failed attempt is retried only
-      // if the retry window starts again at the resend. At 300 ms a loaded machine once made the
-      // first attempt come after the window, with no retry before the failure.
-      settings: { WEBHOOK_RETRY_FOR_MS: '1000' },
+      // if the retry window starts again at the resend. Two suites at once on two cores can hold the
+      // first attempt back for over a second, which must still come within the window.
+      settings: { WEBHOOK_RETRY_FOR_MS: '2000' },
       answer: ({ webhookId }) => {
         if (down) return 503;
         if (refusedOnce.has(webhookId)) return 204;
