@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sqliteDriver } from '../src/store/sqlite/driver.js';
+import Database from 'better-sqlite3';
 import { encodePlantIds } from '../src/store/sqlite/plant-batch.js';
 
 const ROUNDS = 5;
@@ -36,8 +36,6 @@ const shapes: Record<string, { schema: string; insert?: string; values?: (plantI
     values: (plantId, now) => [1, now, plantId, now],
   },
 };
-
-const Driver = sqliteDriver();
 const times: Record<string, number[]> = Object.fromEntries(Object.keys(shapes).map((name) => [name, []]));
 const names = Object.keys(shapes);
 for (let round = 0; round < ROUNDS; round++) {
@@ -45,7 +43,7 @@ for (let round = 0; round < ROUNDS; round++) {
     const name = names[(i + round) % names.length]!;
     const shape = shapes[name]!;
     const dir = mkdtempSync(join(tmpdir(), 'plantstore-outbox-'));
-    const db = new Driver(join(dir, 'bench.db'));
+    const db = new Database(join(dir, 'bench.db'));
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('cache_size = -2048');

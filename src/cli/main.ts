@@ -1,4 +1,4 @@
-import { unsupportedNodeLine } from '../node-lines.js';
+import { checkNodeLine } from '../node-lines.js';
 import { type CommandContext, EXIT, type Subcommand, UsageError } from './command-line.js';
 import { describeFailure } from './failure.js';
 import { versionCommand } from './version-command.js';
@@ -59,12 +59,14 @@ const commands: Readonly<Record<string, () => Promise<Subcommand>>> = {
 /** Runs one command line and resolves its exit code: 0 done, 1 failed, 2 used wrongly. */
 export async function main(argv: readonly string[], context: CommandContext = processContext()): Promise<number> {
   const [command, ...rest] = argv;
-  // Before anything loads the SQLite driver, which may abort the process on a line it was not built for.
-  const unsupported = unsupportedNodeLine(context.nodeVersion);
-  if (unsupported !== undefined) {
-    context.stderr.write(`plantstore: ${unsupported}\n`);
+  // Before any command loads what an older Node.js cannot run, or opens a store.
+  const nodeLine = checkNodeLine(context.nodeVersion);
+  if (nodeLine !== undefined && 'refuse' in nodeLine) {
+    context.stderr.write(`plantstore: ${nodeLine.refuse}\n`);
     return EXIT.failed;
   }
+  // serve says it once for all its workers (serve-command.ts).
+  if (nodeLine !== undefined && command !== 'serve') context.stderr.write(`plantstore: warning: ${nodeLine.warn}\n`);
   try {
     switch (command) {
       case undefined:

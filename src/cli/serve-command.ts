@@ -3,7 +3,8 @@ import { once } from 'node:events';
 import { buildApp } from '../app.js';
 import { ConfigError, describeConfig, loadServeConfig, SERVE_SETTINGS, type ServeConfig } from '../config.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { acceptOnMoreSockets, checkAddressFree, reusePortSupported } from '../http/node/acceptors.js';
+import { acceptOnMoreSockets, checkAddressFree } from '../http/node/acceptors.js';
+import { checkNodeLine } from '../node-lines.js';
 import { connectionDrain } from '../http/node/connection-drain.js';
 import { DOCS_PATH } from '../http/fastify/docs-routes.js';
 import { createLogger } from '../observability/logger.js';
@@ -39,6 +40,8 @@ export async function serveCommand(argv: readonly string[], context: CommandCont
   // node:cluster, and the child_process it brings, only for --workers N, whose primary and workers
   // alike have it set: a single process is spared about 2 MiB of their code.
   const cluster = config.workers > 1 ? (await import('node:cluster')).default : undefined;
+  const nodeLine = checkNodeLine(context.nodeVersion);
+  if (nodeLine !== undefined && 'warn' in nodeLine && cluster?.isWorker !== true) context.stderr.write(`plantstore: warning: ${nodeLine.warn}\n`);
   if (cluster?.isPrimary) return superviseWorkers(config, cluster, context);
   const worker = cluster?.worker;
   try {
@@ -85,7 +88,7 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
   // Listened for before listening: a signal that comes while the server starts serving stops it gracefully, rather than killing it.
   const stopRequested = stopSignal();
   // With --workers N the primary accepts for its workers, on a loop with nothing else to do.
-  const moreSockets = worker === undefined && reusePortSupported();
+  const moreSockets = worker === undefined;
   try {
     if (moreSockets && config.port !== 0) await checkAddressFree(config.host, config.port);
     await app.listen({ host: config.host, port: config.port, ...(moreSockets ? { reusePort: true } : {}) });
@@ -93,10 +96,13 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
     await store.close();
     throw listenFailure(error, config.host, config.port);
   }
-  if (moreSockets) {
-    // The one socket already bound serves on its own, only slower to accept connections that come at once.
-    await acceptOnMoreSockets(app.server).catch((error: unknown) => log.warn({ err: error }, 'accepting on one socket only: binding more failed'));
-  }
+  // The one socket already bound serves on its own, only slower to accept connections that come at once.
+  const acceptors = moreSockets
+    ? await acceptOnMoreSockets(app.server).catch((error: unknown) => {
+        log.warn({ err: error }, 'accepting on one socket only: binding more failed');
+        return undefined;
+      })
+    : undefined;
   // Once listening, so that a start that fails says one thing: why. From here to the start line nothing waits.
   if (worker === undefined) context.stderr.write(`plantstore: ${note}\n`);
   else void tellPrimary(worker, { plantstore: 'serving', note, changed });
@@ -145,6 +151,7 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
   }, config.shutdownGraceMs);
   // Closing stops accepting, waits for the requests in flight and commits every queued write;
   // the dispatcher meanwhile claims nothing more and records the attempts in flight.
+  acceptors?.close();
   await Promise.all([app.close(), dispatcher.stop(config.shutdownGraceMs)]);
   clearTimeout(grace);
   // Last, so that the spans of the final commits and attempts are exported too.
@@ -197,8 +204,7 @@ async function superviseWorkers(config: ServeConfig, cluster: Cluster, context: 
     void stopAll();
   };
 
-  let resolveStopped: (code: number) => void = () => undefined;
-  const stopped = new Promise<number>((resolve) => (resolveStopped = resolve));
+  const { promise: stopped, resolve: resolveStopped } = Promise.withResolvers<number>();
   const stopAll = async () => {
     if (stopping) return;
     stopping = true;

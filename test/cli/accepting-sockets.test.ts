@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { type TestContext, test } from 'node:test';
-import { ACCEPTING_SOCKETS, reusePortSupported } from '../../src/http/node/acceptors.js';
+import { ACCEPTING_SOCKETS } from '../../src/http/node/acceptors.js';
 import { sqlite } from '../helpers/backends.js';
 import { createToken, runCli, startServer } from '../helpers/processes.js';
 import { connectionRefused, type RawConnection, rawConnection } from '../helpers/raw-http.js';
@@ -33,9 +33,9 @@ function listeningSockets(port: number): number {
     }).length;
 }
 
-test(`the server listens on ${ACCEPTING_SOCKETS} sockets where Node.js binds with reusePort, on one where it cannot`, async (t) => {
+test(`the server listens on ${ACCEPTING_SOCKETS} sockets bound with reusePort`, async (t) => {
   const { port } = await serving(t);
-  assert.equal(listeningSockets(port), reusePortSupported() ? ACCEPTING_SOCKETS : 1);
+  assert.equal(listeningSockets(port), ACCEPTING_SOCKETS);
 });
 
 test('MAX_CONNECTIONS counts the connections of every socket: of many opened at once, that many are served', async (t) => {

@@ -7,7 +7,7 @@ import { type TestContext, test } from 'node:test';
 import { parseDatabaseUrl } from '../../src/config.js';
 import type { NewPlant } from '../../src/plants/plant.js';
 import { openStore } from '../../src/store/open-store.js';
-import { sqliteDriver } from '../../src/store/sqlite/driver.js';
+import Database from 'better-sqlite3';
 import { runMain } from '../helpers/in-process-cli.js';
 import { createToken, postPlant, runInProcess, startServer } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -68,8 +68,8 @@ function creators(url: string, token: string, clients: number, firstId: number) 
 const modeOf = (path: string) => (statSync(path).mode & 0o777).toString(8).padStart(4, '0');
 
 /** Opens `path` read-only, as a person checking a backup would, for `read`. */
-function readOnly<T>(path: string, read: (db: InstanceType<ReturnType<typeof sqliteDriver>>) => T): T {
-  const db = new (sqliteDriver())(path, { readonly: true, fileMustExist: true });
+function readOnly<T>(path: string, read: (db: Database.Database) => T): T {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
     return read(db);
   } finally {
@@ -273,12 +273,12 @@ test('restore refuses a file that is not a sound plant store, and leaves a missi
   damaged.fill(0xff, 4096 * 20, 4096 * 21);
   writeFileSync(corrupt, damaged);
   const other = join(dir, 'other.db');
-  const db = new (sqliteDriver())(other);
+  const db = new Database(other);
   db.exec('CREATE TABLE notes (text TEXT)');
   db.close();
   const newer = join(dir, 'newer.db');
   writeFileSync(newer, readFileSync(backup));
-  const future = new (sqliteDriver())(newer);
+  const future = new Database(newer);
   future.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)").run();
   future.close();
 

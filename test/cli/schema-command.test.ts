@@ -4,7 +4,7 @@ import { type TestContext, test } from 'node:test';
 import pg from 'pg';
 import type { Migration } from '../../src/store/migration.js';
 import { migrate as migratePostgres, migrations as postgresMigrations } from '../../src/store/postgres/migrations.js';
-import { sqliteDriver } from '../../src/store/sqlite/driver.js';
+import Database from 'better-sqlite3';
 import { migrate as migrateSqlite, migrations as sqliteMigrations } from '../../src/store/sqlite/migrations.js';
 import { type Backend, existingStoreUrl, testBackends } from '../helpers/backends.js';
 import { runMain } from '../helpers/in-process-cli.js';
@@ -25,7 +25,7 @@ function schemaOf(backend: Backend) {
       const url = await backend.freshUrl(t);
       if (sqlite) {
         const path = url.slice('sqlite:'.length);
-        const db = new (sqliteDriver())(path);
+        const db = new Database(path);
         migrateSqlite(db, sqliteMigrations.slice(0, 1));
         db.close();
         // Private, as the service makes its stores: an open one is named with a warning.
@@ -41,7 +41,7 @@ function schemaOf(backend: Backend) {
     async newer(t: TestContext): Promise<string> {
       const url = await existingStoreUrl(t, backend);
       if (sqlite) {
-        const db = new (sqliteDriver())(url.slice('sqlite:'.length));
+        const db = new Database(url.slice('sqlite:'.length));
         db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)").run();
         db.close();
       } else {

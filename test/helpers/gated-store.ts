@@ -13,7 +13,7 @@ export function gatedStore(store: Store): Store & { hold(): void; release(): voi
   const gated = {
     batches,
     hold() {
-      gate = new Promise<void>((resolve) => (open = resolve));
+      ({ promise: gate, resolve: open } = Promise.withResolvers<void>());
     },
     release() {
       gate = undefined;

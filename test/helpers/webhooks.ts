@@ -85,8 +85,8 @@ export function plantBody(id: bigint, name = `plant ${id}`, tag?: string): strin
 export async function outboxRows(databaseUrl: string): Promise<number> {
   // On both stores a batch of creates writes its messages packed, one row a subscription (see the migrations).
   if (databaseUrl.startsWith('sqlite:')) {
-    const { sqliteDriver } = await import('../../src/store/sqlite/driver.js');
-    const db = new (sqliteDriver())(databaseUrl.slice('sqlite:'.length), { readonly: true });
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(databaseUrl.slice('sqlite:'.length), { readonly: true });
     try {
       const sql = 'SELECT (SELECT count(*) FROM webhook_messages) + (SELECT coalesce(sum(plants), 0) FROM webhook_batches) AS count';
       return (db.prepare(sql).get() as { count: number }).count;
@@ -113,8 +113,8 @@ export async function outboxRows(databaseUrl: string): Promise<number> {
 export async function endRetiredSecret(databaseUrl: string, secret: string): Promise<void> {
   const past = Date.now() - 3_600_000;
   if (databaseUrl.startsWith('sqlite:')) {
-    const { sqliteDriver } = await import('../../src/store/sqlite/driver.js');
-    const db = new (sqliteDriver())(databaseUrl.slice('sqlite:'.length), { timeout: 5000 });
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(databaseUrl.slice('sqlite:'.length), { timeout: 5000 });
     try {
       const { changes } = db.prepare('UPDATE webhook_retired_secrets SET valid_until = ? WHERE secret = ?').run(past, secret);
       assert.equal(changes, 1, 'one retired secret ended');

@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { testApp } from '../helpers/test-app.js';
 
-const scalarVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> })
-  .dependencies['@scalar/fastify-api-reference'];
+const scalarVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { devDependencies: Record<string, string> })
+  .devDependencies['@scalar/fastify-api-reference'];
 const page = '/docs';
 const script = `/docs/${scalarVersion}/scalar.js`;
 

@@ -38,8 +38,7 @@ function heldBatches(t: TestContext, store: Store): Store & { batches: HeldBatch
     async createPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
       held.inFlight += 1;
       held.mostInFlight = Math.max(held.mostInFlight, held.inFlight);
-      let release: () => void = () => undefined;
-      const gate = new Promise<void>((resolve) => (release = resolve));
+      const { promise: gate, resolve: release } = Promise.withResolvers<void>();
       const batch: HeldBatch = { ids: plants.map((plant) => plant.id), release, committed: false };
       batches.push(batch);
       if (ended) release();

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { parseDatabaseUrl } from '../../src/config.js';
 import { errorCatalogue, ServiceError } from '../../src/errors.js';
 import { openStore } from '../../src/store/open-store.js';
-import { sqliteDriver } from '../../src/store/sqlite/driver.js';
+import Database from 'better-sqlite3';
 import { existingStoreUrl, testBackends } from '../helpers/backends.js';
 import { createToken, postPlant, runInProcess, type ServerProcess, startServer } from '../helpers/processes.js';
 import { type Answer, createRequest, splitAnswers } from '../helpers/http-answers.js';
@@ -22,7 +22,6 @@ const REFUSAL = 'the test trigger refuses this plant';
 async function refusePoisonLate(databaseUrl: string): Promise<void> {
   const database = parseDatabaseUrl(databaseUrl, 'test');
   if (database.kind === 'sqlite') {
-    const Database = sqliteDriver();
     const db = new Database(database.path);
     db.exec(`CREATE TRIGGER refuse_poison BEFORE INSERT ON plants
              WHEN NEW.name = 'poison' AND (SELECT count(*) FROM plants WHERE name LIKE 'doomed %') >= 2

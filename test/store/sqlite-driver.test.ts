@@ -1,73 +1,26 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
-import { unsupportedNodeLine } from '../../src/node-lines.js';
-import { driverPackage, loadDriver, sqliteDriver } from '../../src/store/sqlite/driver.js';
+import Database from 'better-sqlite3';
 import { sqlite } from '../helpers/backends.js';
-import { runMain } from '../helpers/in-process-cli.js';
 import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
 
 /**
- * better-sqlite3 12 aborted the process on Node.js 24 when V8 finalised a
- * statement (at exit, and under load): these run every process with a full
- * garbage collection every few milliseconds, on whichever line runs the suite.
+ * A native driver may abort the process when V8 finalises a statement (at
+ * exit, and under load), as better-sqlite3 12 did on Node.js 24: these run
+ * every process with a full garbage collection every few milliseconds, on
+ * whichever line runs the suite.
  */
 const UNDER_GC = ['--expose-gc', '--import', new URL('../helpers/gc-pressure.mjs', import.meta.url).href];
 const CLIENTS = 16;
 const CREATES_PER_CLIENT = 40;
 
-test('each Node.js line loads the SQLite driver built for it', () => {
-  assert.equal(driverPackage('20.20.2'), 'plantstore-sqlite-node20');
-  assert.equal(driverPackage('22.12.0'), 'better-sqlite3');
-  assert.equal(driverPackage('24.21.0'), 'better-sqlite3');
-
-  const running = driverPackage(process.versions.node);
-  const version = createRequire(createRequire(import.meta.url).resolve(running))('better-sqlite3/package.json').version as string;
-  assert.equal(Number.parseInt(version, 10), process.versions.node.startsWith('20.') ? 12 : 13, `better-sqlite3 ${version}`);
-  const db = new (sqliteDriver())(':memory:');
+test('the SQLite driver is better-sqlite3 13, built on Node-API and shipped prebuilt for every supported line', () => {
+  const version = createRequire(import.meta.url)('better-sqlite3/package.json').version as string;
+  assert.equal(Number.parseInt(version, 10), 13, `better-sqlite3 ${version}`);
+  const db = new Database(':memory:');
   assert.match((db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v, /^3\./);
   db.close();
-});
-
-test('a driver that does not load is one line that says to install with this Node.js', () => {
-  const missing = () => {
-    throw new Error("Cannot find module 'better-sqlite3'\nRequire stack:\n- /srv/plantstore/dist/store/sqlite/driver.js");
-  };
-  assert.throws(
-    () => loadDriver('24.21.0', missing),
-    (error: Error) => {
-      assert.equal(
-        error.message,
-        "the SQLite driver for Node.js 24.21.0 (better-sqlite3) could not be loaded: Cannot find module 'better-sqlite3'; " +
-          'run `npm ci` with this Node.js (node_modules installed with another Node.js line holds the other driver)',
-      );
-      return true;
-    },
-  );
-});
-
-test('only the supported Node.js lines run the service', () => {
-  for (const version of ['20.20.2', '22.12.0', '24.21.0']) assert.equal(unsupportedNodeLine(version), undefined, version);
-  for (const version of ['18.20.4', '21.7.3', '23.11.0', '26.1.0']) {
-    assert.equal(
-      unsupportedNodeLine(version),
-      `Node.js ${version} is not supported: the plant store runs on Node.js 20, 22, 24 (docs/operations.md, "Supported Node.js")`,
-    );
-  }
-});
-
-test('on an unsupported Node.js every command exits 1 with that one line, before it opens a store', async (t) => {
-  const env = { DATABASE_URL: await sqlite.freshUrl(t) };
-  for (const args of [['token', 'create', '--name', 'x'], ['plants', 'export'], ['schema']]) {
-    const refused = await runMain(args, env, '', '23.11.0');
-    assert.deepEqual(
-      refused,
-      { code: 1, stdout: '', stderr: 'plantstore: Node.js 23.11.0 is not supported: the plant store runs on Node.js 20, 22, 24 (docs/operations.md, "Supported Node.js")\n' },
-      args.join(' '),
-    );
-  }
-  assert.equal(existsSync(env.DATABASE_URL.slice('sqlite:'.length)), false, 'no store was made');
 });
 
 for (const args of [[], ['--workers', '2']]) {

@@ -1,15 +1,13 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { sqliteDriver } from '../../src/store/sqlite/driver.js';
+import Database from 'better-sqlite3';
 import { ServiceError } from '../../src/errors.js';
 import { migrations } from '../../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { errorBody, testApp } from '../helpers/test-app.js';
 import { storeContract } from './store-contract.js';
-
-const Database = sqliteDriver();
 
 storeContract('sqlite', async (t) => {
   const store = SqliteStore.open(join(tempDir(t), 'plantstore.db'));

@@ -4,7 +4,6 @@ import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { driverPackage } from '../../src/store/sqlite/driver.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { runInProcess } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -25,7 +24,7 @@ const BUSY_TIMEOUT_MS = 5000;
  * "released <Date.now()>", otherwise it holds the lock until killed.
  */
 async function lockHolder(t: TestContext, path: string, holdMs?: number): Promise<{ child: ChildProcess; output: () => string }> {
-  const driver = createRequire(import.meta.url).resolve(driverPackage(process.versions.node));
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const script = `
     const db = new (require(${JSON.stringify(driver)}))(${JSON.stringify(path)});
     db.exec('BEGIN IMMEDIATE');

@@ -5,7 +5,7 @@ import { parseDatabaseUrl } from '../../src/config.js';
 import { openStore } from '../../src/store/open-store.js';
 import { migrate as migratePostgres, migrations as postgresMigrations } from '../../src/store/postgres/migrations.js';
 import { CALL_CREATE_PLANT_BATCH } from '../../src/store/postgres/plant-batch.js';
-import { sqliteDriver } from '../../src/store/sqlite/driver.js';
+import Database from 'better-sqlite3';
 import { migrate as migrateSqlite, migrations as sqliteMigrations } from '../../src/store/sqlite/migrations.js';
 import { decodeTraceParents, encodePlantIds, encodeTraceParents } from '../../src/store/sqlite/plant-batch.js';
 import type { Store } from '../../src/store/store.js';
@@ -104,7 +104,7 @@ for (const { name: backend, freshUrl } of backends) {
 /** The trace_parents of every webhook_batches row, oldest first: null, or packed (as SQLite holds it) or an array (PostgreSQL). */
 async function batchTraceParents(url: string): Promise<unknown[]> {
   if (url.startsWith('sqlite:')) {
-    const db = new (sqliteDriver())(url.slice('sqlite:'.length), { readonly: true });
+    const db = new Database(url.slice('sqlite:'.length), { readonly: true });
     try {
       return db.prepare('SELECT trace_parents FROM webhook_batches ORDER BY id').pluck().all();
     } finally {
@@ -154,7 +154,7 @@ for (const { name: backend, freshUrl } of backends) {
   test(`${backend}: the packed messages an older build left are claimed, without a traceparent`, async (t) => {
     const url = await freshUrl(t);
     if (backend === 'sqlite') {
-      const db = new (sqliteDriver())(url.slice('sqlite:'.length));
+      const db = new Database(url.slice('sqlite:'.length));
       migrateSqlite(db, beforeTraces(sqliteMigrations));
       db.prepare(`INSERT INTO webhook_subscriptions (url, secret, key, created_at) VALUES ('http://127.0.0.1:9/hook', 'whsec_bmV3', 'k', 0)`).run();
       db.prepare(`INSERT INTO plants (id, name, created_at) VALUES (1, 'a', 0)`).run();

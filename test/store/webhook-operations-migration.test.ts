@@ -5,7 +5,7 @@ import pg from 'pg';
 import { migrate as migratePostgres, migrations as postgresMigrations } from '../../src/store/postgres/migrations.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { Store } from '../../src/store/store.js';
-import { sqliteDriver } from '../../src/store/sqlite/driver.js';
+import Database from 'better-sqlite3';
 import { migrate as migrateSqlite, migrations as sqliteMigrations } from '../../src/store/sqlite/migrations.js';
 import { encodePlantIds } from '../../src/store/sqlite/plant-batch.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -40,7 +40,7 @@ async function assertUpgraded(t: TestContext, store: Store): Promise<void> {
 
 test('sqlite: a store from before pausing keeps its subscriptions active and its pending messages, packed or not', async (t) => {
   const path = join(tempDir(t), 'plantstore.db');
-  const db = new (sqliteDriver())(path);
+  const db = new Database(path);
   migrateSqlite(db, beforePausing(sqliteMigrations));
   const at = committedAt.getTime();
   db.prepare(`INSERT INTO webhook_subscriptions (url, secret, key, created_at) VALUES ('http://127.0.0.1:9/hook', 'whsec_bmV3', 'k', 0)`).run();

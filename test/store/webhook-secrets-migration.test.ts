@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import pg from 'pg';
 import { migrate as migratePostgres, migrations as postgresMigrations } from '../../src/store/postgres/migrations.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { sqliteDriver } from '../../src/store/sqlite/driver.js';
+import Database from 'better-sqlite3';
 import { migrate as migrateSqlite, migrations as sqliteMigrations } from '../../src/store/sqlite/migrations.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { freshPostgresDatabase, POSTGRES_SKIP_REASON, postgresReachable } from '../helpers/postgres.js';
@@ -17,7 +17,7 @@ const until = new Date('2030-01-01T12:00:00.000Z');
 
 test('sqlite: a store from before retired secrets keeps its previous secret and its end after the upgrade', async (t) => {
   const path = join(tempDir(t), 'plantstore.db');
-  const db = new (sqliteDriver())(path);
+  const db = new Database(path);
   migrateSqlite(db, beforeRetiredSecrets(sqliteMigrations));
   const insert = db.prepare(
     `INSERT INTO webhook_subscriptions (url, secret, key, previous_secret, previous_secret_until, created_at, removed_at)

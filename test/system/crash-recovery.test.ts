@@ -2,13 +2,11 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
-import { sqliteDriver } from '../../src/store/sqlite/driver.js';
+import Database from 'better-sqlite3';
 import { createToken, postPlant, runCli, startServer } from '../helpers/processes.js';
 import { testBackends } from '../helpers/backends.js';
 import { fleetSkipReason, pooledPostgres } from '../helpers/fleet.js';
 import { seededRandom } from '../helpers/seeded-random.js';
-
-const Database = sqliteDriver();
 
 /** Replay a failure with PLANTSTORE_CRASH_SEED=<the seed printed by the failing run>. */
 const SEED = Number(process.env['PLANTSTORE_CRASH_SEED'] ?? Math.floor(Math.random() * 2 ** 31));

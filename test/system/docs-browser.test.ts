@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { errors, type Locator, type Page } from 'playwright-core';
-import { scalarVersion } from '../../src/http/fastify/docs-routes.js';
+import { VERSION_FILE } from '../../src/http/fastify/docs-routes.js';
 import { sqlite } from '../helpers/backends.js';
 import { launchChromium, screenshotPath, watchRequestsLeaving } from '../helpers/browser.js';
 import { createToken, runCli, startServer } from '../helpers/processes.js';
 import { until } from '../helpers/until.js';
+
+const scalarVersion = readFileSync(VERSION_FILE, 'utf8').trim();
 
 /** How long one try at a button may take, on one opening of the page: a page rendering on a loaded machine (two suites at once) took over 3 s. */
 const CLICK_TIMEOUT_MS = 10_000;

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { sqliteDriver } from '../../src/store/sqlite/driver.js';
+import Database from 'better-sqlite3';
 import { createToken, runCli, type ServerProcess, startServer } from '../helpers/processes.js';
 import { requireOrSkip } from '../helpers/require-or-skip.js';
 import { until, within } from '../helpers/until.js';
@@ -87,7 +87,7 @@ test('sqlite: after the server is killed and the power is cut, every plant answe
 
   // The disk as the power cut left it.
   const afterCut = { DATABASE_URL: `sqlite:${join(backing, 'plantstore.db')}` };
-  const db = new (sqliteDriver())(join(backing, 'plantstore.db'));
+  const db = new Database(join(backing, 'plantstore.db'));
   try {
     assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
   } finally {

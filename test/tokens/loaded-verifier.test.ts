@@ -23,8 +23,7 @@ function remembering(): TokenVerifier & { started: boolean } {
 
 test('a loaded verifier remembers nothing until its code is loaded, then answers as the verifier it loaded', async () => {
   const inner = remembering();
-  let finishLoading!: () => void;
-  const loaded = new Promise<void>((resolve) => (finishLoading = resolve));
+  const { promise: loaded, resolve: finishLoading } = Promise.withResolvers<void>();
   const verifier = new LoadedVerifier(async () => {
     await loaded;
     return inner;

@@ -116,8 +116,7 @@ test('a valid token in use is looked up again in the background from half its TT
 });
 
 test('concurrent first uses of one token wait for one lookup', async (t) => {
-  let open!: () => void;
-  const gate = new Promise<void>((resolve) => (open = resolve));
+  const { promise: gate, resolve: open } = Promise.withResolvers<void>();
   const { post, token, lookups, slowWay } = await servedWithCount(t, 500, undefined, gate);
   const answers = Array.from({ length: 20 }, () => post(token));
   await until('all 20 requests have reached the route', () => slowWay.length === 20);

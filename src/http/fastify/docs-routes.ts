@@ -1,27 +1,21 @@
 import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyApiReferenceOptions } from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
 import { allowOnly } from './method-not-allowed.js';
 
-const SCALAR = '@scalar/fastify-api-reference';
-
-/** The installed version of Scalar's plugin, pinned exactly in package.json. Reading it loads nothing of the plugin. */
-export const scalarVersion = (
-  JSON.parse(readFileSync(join(dirname(createRequire(import.meta.url).resolve(SCALAR)), '..', 'package.json'), 'utf8')) as { version: string }
-).version;
-
 /** The page of the interactive reference. */
 export const DOCS_PATH = '/docs';
-/** Scalar's script: the version in its path lets browsers keep it for good. */
-export const SCRIPT_PATH = `${DOCS_PATH}/${scalarVersion}/scalar.js`;
 
-/** Where `npm run build` writes the page and the script (scripts/docs-assets.mjs), from src/ and from dist/ alike. */
+/** Where `npm run build` writes the page, the script and Scalar's version (scripts/docs-assets.mjs), from src/ and from dist/ alike. */
 export const DOCS_ASSETS = fileURLToPath(new URL('../../../dist/docs/', import.meta.url));
 export const PAGE_FILE = join(DOCS_ASSETS, 'index.html');
-export const SCRIPT_FILE = join(DOCS_ASSETS, `scalar-${scalarVersion}.js`);
+export const SCRIPT_FILE = join(DOCS_ASSETS, 'scalar.js');
+export const VERSION_FILE = join(DOCS_ASSETS, 'scalar-version');
+
+/** Scalar's script: the version in its path lets browsers keep it for good. */
+export const scriptPath = (scalarVersion: string): string => `${DOCS_PATH}/${scalarVersion}/scalar.js`;
 
 /**
  * The reference as Scalar's Fastify plugin renders it, with each of the
@@ -31,12 +25,12 @@ export const SCRIPT_FILE = join(DOCS_ASSETS, `scalar-${scalarVersion}.js`);
  * document is the one at GET /openapi.json; its relative server makes "try
  * it" send to the server that served the page.
  */
-export const scalarOptions: FastifyApiReferenceOptions = {
+export const scalarOptions = (scalarVersion: string): FastifyApiReferenceOptions => ({
   routePrefix: DOCS_PATH,
   configuration: {
     url: '/openapi.json',
     pageTitle: 'Plant Store API reference',
-    cdn: SCRIPT_PATH,
+    cdn: scriptPath(scalarVersion),
     withDefaultFonts: false,
     agent: { disabled: true },
     mcp: { disabled: true },
@@ -48,7 +42,7 @@ export const scalarOptions: FastifyApiReferenceOptions = {
     // Without an icon of its own the browser asks for /favicon.ico, which is no path of the API.
     favicon: 'data:,',
   },
-};
+});
 
 /**
  * The browser may load from and connect to this server only, whatever a
@@ -67,21 +61,22 @@ const PAGE_HEADERS = {
  * GET /docs: Scalar's interactive reference of the served document, with
  * every asset from this server and no token needed.
  *
- * The plugin itself runs in the build, which saves the page and the script
- * it serves; the service streams the two files. Registered in the service,
+ * The plugin itself runs in the build (a development dependency), which
+ * saves the page and the script it serves; the service streams the two files. Registered in the service,
  * the plugin held its 4.8 MB script in memory twice (the module and the
  * string it sends): 20 MiB more from the start, 30 MiB after the first visit.
  * Both routes are the reference's own: nothing runs for any other request.
  */
 export function docsRoutes(app: FastifyInstance): void {
-  if (!existsSync(PAGE_FILE) || !existsSync(SCRIPT_FILE)) {
+  if (!existsSync(PAGE_FILE) || !existsSync(SCRIPT_FILE) || !existsSync(VERSION_FILE)) {
     throw new Error(`the API reference is not built (${DOCS_ASSETS}): run npm run build, or serve with DOCS=off`);
   }
   const page = readFileSync(PAGE_FILE);
+  const script = scriptPath(readFileSync(VERSION_FILE, 'utf8').trim());
   const scriptBytes = statSync(SCRIPT_FILE).size;
 
   app.get(DOCS_PATH, (_request, reply) => reply.headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(page));
-  app.get(SCRIPT_PATH, (_request, reply) =>
+  app.get(script, (_request, reply) =>
     reply
       .header('cache-control', 'public, max-age=31536000, immutable')
       .header('content-length', scriptBytes)
@@ -89,5 +84,5 @@ export function docsRoutes(app: FastifyInstance): void {
       .send(createReadStream(SCRIPT_FILE)),
   );
   allowOnly(app, DOCS_PATH, ['GET']);
-  allowOnly(app, SCRIPT_PATH, ['GET']);
+  allowOnly(app, script, ['GET']);
 }

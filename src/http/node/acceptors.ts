@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
+import { adoptConnection, connectionCount, countsConnections } from './node-internals.js';
 
 /**
  * Listening sockets on the server's address, the server's own included. The
@@ -7,20 +8,6 @@ import { createServer, type Server as NetServer, type Socket } from 'node:net';
  * addresses), and each event-loop turn accepts one connection on each.
  */
 export const ACCEPTING_SOCKETS = 8;
-
-/** node:net's own count of a server's connections: what MAX_CONNECTIONS, close() and getConnections() read. */
-interface NetAccounting {
-  _connections: number;
-}
-
-/**
- * Whether this Node.js binds with SO_REUSEPORT (`reusePort`, Node.js 22.12
- * and 23.1 on). Node.js 20 does not: there the server listens on one socket.
- */
-export function reusePortSupported(version = process.versions.node): boolean {
-  const [major = 0, minor = 0] = version.split('.').map(Number);
-  return major > 22 || (major === 22 && minor >= 12);
-}
 
 /**
  * Resolves once `host`:`port` could be bound without SO_REUSEPORT, and frees
@@ -55,11 +42,12 @@ export async function checkAddressFree(host: string, port: number): Promise<void
  * server: past MAX_CONNECTIONS (`maxConnections`) it is closed at once and
  * `drop` emitted; otherwise it counts among the server's connections, so
  * close() waits for it too. Closing the server closes the other sockets
- * first, so no connection is accepted once it stops listening.
+ * Resolves the other sockets, for close() to close them when the server
+ * stops listening, so that no connection is accepted after that.
  */
-export async function acceptOnMoreSockets(server: Server): Promise<void> {
+export async function acceptOnMoreSockets(server: Server): Promise<{ close(): void }> {
   const address = server.address();
-  if (address === null || typeof address === 'string' || !hasNetAccounting(server)) return;
+  if (address === null || typeof address === 'string' || !countsConnections(server)) return { close: () => undefined };
   const bound = await Promise.allSettled(Array.from({ length: ACCEPTING_SOCKETS - 1 }, () => listenBeside(server, address.address, address.port)));
   const acceptors = bound.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   const failed = bound.find((result) => result.status === 'rejected');
@@ -67,16 +55,16 @@ export async function acceptOnMoreSockets(server: Server): Promise<void> {
     for (const acceptor of acceptors) acceptor.close();
     throw failed.reason;
   }
-  const close = server.close.bind(server);
-  server.close = (callback?: (error?: Error) => void) => {
-    for (const acceptor of acceptors) acceptor.close();
-    return close(callback);
+  return {
+    close: () => {
+      for (const acceptor of acceptors) acceptor.close();
+    },
   };
 }
 
-function listenBeside(server: Server & NetAccounting, host: string, port: number): Promise<NetServer> {
+function listenBeside(server: Server, host: string, port: number): Promise<NetServer> {
   // node:http's servers set TCP_NODELAY on what they accept; these do the same.
-  const acceptor = createServer({ noDelay: true }, (socket) => handOver(acceptor as NetServer & NetAccounting, server, socket));
+  const acceptor = createServer({ noDelay: true }, (socket) => handOver(acceptor, server, socket));
   return new Promise((resolve, reject) => {
     acceptor.once('error', reject);
     acceptor.listen({ host, port, reusePort: true }, () => {
@@ -87,20 +75,13 @@ function listenBeside(server: Server & NetAccounting, host: string, port: number
 }
 
 /** As node:net's onconnection (lib/net.js) does for a connection its server accepted itself. */
-function handOver(acceptor: NetServer & NetAccounting, server: Server & NetAccounting, socket: Socket): void {
-  acceptor._connections -= 1;
-  if (server.maxConnections !== undefined && server.maxConnections !== null && server._connections >= server.maxConnections) {
+function handOver(acceptor: NetServer, server: Server, socket: Socket): void {
+  if (server.maxConnections !== undefined && server.maxConnections !== null && connectionCount(server) >= server.maxConnections) {
     const { localAddress, localPort, localFamily, remoteAddress, remotePort, remoteFamily } = socket;
     socket.destroy();
     server.emit('drop', { localAddress, localPort, localFamily, remoteAddress, remotePort, remoteFamily });
     return;
   }
-  server._connections += 1;
-  // node:net lowers this server's count when the socket closes.
-  Object.assign(socket, { server, _server: server });
+  adoptConnection(acceptor, server, socket);
   server.emit('connection', socket);
-}
-
-function hasNetAccounting(server: Server): server is Server & NetAccounting {
-  return typeof (server as Partial<NetAccounting>)._connections === 'number';
 }

@@ -1,5 +1,5 @@
-import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { answerInFlight } from './node-internals.js';
 import { ServiceError } from '../../errors.js';
 import { rawAnswerHead } from '../answer-headers.js';
 import { errorJson } from '../error-answer.js';
@@ -50,8 +50,7 @@ const failing = new WeakSet<Socket>();
  * or when the request being answered is the one that failed.
  */
 function afterAnswersInFlight(socket: Socket, then: () => void): void {
-  // The answer a connection is working on: node:http hands the next one over when it finishes.
-  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  const inFlight = answerInFlight(socket);
   if (!inFlight || inFlight.writableFinished || !inFlight.req.complete) {
     then();
     return;

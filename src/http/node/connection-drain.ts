@@ -1,5 +1,6 @@
 import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { answerInFlight } from './node-internals.js';
 
 /** What a stopping server does with its open connections. */
 export interface ConnectionDrain {
@@ -27,8 +28,7 @@ export function connectionDrain(server: Server): ConnectionDrain {
     closeAfterEachAnswer() {
       server.on('request', (_request, response: ServerResponse) => closeAfterAnswer(response));
       for (const socket of sockets) {
-        // The answer a connection is working on: node:http's own closeIdleConnections() reads the same field.
-        const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+        const inFlight = answerInFlight(socket);
         if (inFlight) closeAfterAnswer(inFlight);
       }
       server.closeIdleConnections();

@@ -171,12 +171,14 @@ export class PrimaryPool implements Connections {
   }
 
   #open(server: pg.ClientConfig): pg.Pool {
-    const pool = new pg.Pool({ ...server, max: this.#options.poolSize });
+    const watch = new StallWatch(this.#options.queryTimeoutMs, () => this.#drop(pool));
+    const pool = new pg.Pool({ ...server, max: this.#options.poolSize, stream: watch.socket });
     // An idle connection that breaks (a restart, a cut network) is dropped by
     // the pool; the next query opens a new one. Without a listener the error
     // would end the process.
     pool.on('error', () => undefined);
-    this.#watches.set(pool, new StallWatch(pool, this.#options.queryTimeoutMs, () => this.#drop(pool)));
+    watch.watch(pool);
+    this.#watches.set(pool, watch);
     return pool;
   }
 

@@ -1,3 +1,4 @@
+import { Socket } from 'node:net';
 import type pg from 'pg';
 
 /**
@@ -17,22 +18,32 @@ import type pg from 'pg';
 export class StallWatch {
   readonly #timeoutMs: number;
   readonly #onStall: () => void;
-  readonly #clients = new Set<pg.PoolClient>();
+  readonly #sockets = new Set<Socket>();
   readonly #timer: NodeJS.Timeout;
   #checkedOut = 0;
   #returned = 0;
   #returnedBefore = 0;
   #lastProgress = Date.now();
 
-  constructor(pool: pg.Pool, timeoutMs: number, onStall: () => void) {
+  constructor(timeoutMs: number, onStall: () => void) {
     this.#timeoutMs = timeoutMs;
     this.#onStall = onStall;
-    pool.on('connect', (client) => this.#clients.add(client));
-    pool.on('remove', (client) => this.#clients.delete(client));
-    pool.on('acquire', () => this.#checkedOut++);
-    pool.on('release', () => this.#returned++);
     this.#timer = setInterval(() => this.#look(), Math.max(50, Math.floor(timeoutMs / 4)));
     this.#timer.unref();
+  }
+
+  /** The pool's `stream` option: each connection's socket, followed until it closes. */
+  readonly socket = (): Socket => {
+    const socket = new Socket();
+    this.#sockets.add(socket);
+    socket.once('close', () => this.#sockets.delete(socket));
+    return socket;
+  };
+
+  /** Counts the checkouts and returns of `pool`, made with `socket` as its `stream`. */
+  watch(pool: pg.Pool): void {
+    pool.on('acquire', () => this.#checkedOut++);
+    pool.on('release', () => this.#returned++);
   }
 
   stop(): void {
@@ -48,10 +59,7 @@ export class StallWatch {
     }
     if (now - this.#lastProgress < this.#timeoutMs) return;
     this.#lastProgress = now;
-    for (const client of this.#clients) {
-      // node-postgres has no public way to abort a connection whose server is silent: end() waits for it.
-      (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-    }
+    for (const socket of this.#sockets) socket.destroy();
     this.#onStall();
   }
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, renameSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { sqliteDriver } from './driver.js';
+import Database from 'better-sqlite3';
 import { makeNewPrivateFile } from './private-files.js';
 import {
   checkStoreFile,
@@ -76,7 +76,7 @@ function refuseTarget(store: string, target: string, replace: boolean): void {
  * the next checkpoint after it takes that back.
  */
 async function copySnapshot(store: string, file: string): Promise<void> {
-  const db = new (sqliteDriver())(store, { fileMustExist: true });
+  const db = new Database(store, { fileMustExist: true });
   try {
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     db.exec('BEGIN');
@@ -93,7 +93,7 @@ async function copySnapshot(store: string, file: string): Promise<void> {
 
 /** Takes the copy out of WAL mode, which it has from the store's first page, so that it is read without a log beside it. */
 function makeSingleFile(file: string): void {
-  const db = new (sqliteDriver())(file, { fileMustExist: true });
+  const db = new Database(file, { fileMustExist: true });
   try {
     const mode = db.pragma('journal_mode = DELETE', { simple: true });
     if (mode !== 'delete') throw new Error(`the copy stayed in journal mode ${String(mode)}`);

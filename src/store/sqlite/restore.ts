@@ -1,6 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { sqliteDriver } from './driver.js';
+import Database from 'better-sqlite3';
 import { schemaVersion } from './migrations.js';
 import { makePrivateFile, makePrivateFolders } from './private-files.js';
 import {
@@ -83,7 +83,7 @@ function readBackup(file: string): StoreFileContents {
  * half-way, as the copy is one transaction.
  */
 function refuseWhileOpen(store: string): void {
-  const db = new (sqliteDriver())(store, { fileMustExist: true });
+  const db = new Database(store, { fileMustExist: true });
   let version: number | undefined;
   try {
     // An open store holds its lock for as long as it runs: waiting would not get it.
@@ -103,7 +103,7 @@ function refuseWhileOpen(store: string): void {
 function refusalFor(error: unknown, store: string): unknown {
   const code = (error as { code?: unknown }).code;
   if (code === 'SQLITE_BUSY') return new StoreFileRefused(`another process has the store ${store} open: stop the servers (and commands) that use it first`);
-  if (error instanceof sqliteDriver().SqliteError) {
+  if (error instanceof Database.SqliteError) {
     return new StoreFileRefused(`the store ${store} cannot be read (${error.message}); move it aside, with any -wal and -shm beside it, and restore again`);
   }
   return error;
@@ -112,7 +112,7 @@ function refusalFor(error: unknown, store: string): unknown {
 /** Copies the backup into the store file with SQLite's online backup: one write transaction of the store's connection. */
 async function copyInto(file: string, store: string): Promise<void> {
   const before = new Set(presentCompanions(file));
-  const backup = new (sqliteDriver())(file, { readonly: true, fileMustExist: true });
+  const backup = new Database(file, { readonly: true, fileMustExist: true });
   try {
     await backup.backup(store, { progress: () => PAGES_PER_STEP });
   } finally {
@@ -128,7 +128,7 @@ async function copyInto(file: string, store: string): Promise<void> {
  * connection removes the log and shared memory.
  */
 function settle(store: string): StoreFileContents {
-  const db = new (sqliteDriver())(store, { fileMustExist: true });
+  const db = new Database(store, { fileMustExist: true });
   let contents: StoreFileContents;
   try {
     db.pragma('synchronous = FULL');

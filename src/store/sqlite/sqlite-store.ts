@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type Database from 'better-sqlite3';
 import type { NewPlant } from '../../plants/plant.js';
 import { type SchemaChange, schemaState, type SchemaState, StoreMissing, type StoreOpening } from '../migration.js';
 import type { RateLimitStore } from '../rate-limit-store.js';
@@ -16,7 +15,7 @@ import {
   type TokenUse,
 } from '../store.js';
 import { backUpStore, type BackupReport } from './backup.js';
-import { sqliteDriver } from './driver.js';
+import Database from 'better-sqlite3';
 import { translateErrors } from './errors.js';
 import { migrate, migrations, schemaVersion } from './migrations.js';
 import { type PlantRow, SqlitePlantBatch, toNewPlant } from './plant-batch.js';
@@ -120,12 +119,11 @@ export class SqliteStore implements Store {
     return translateErrors(() => {
       const inMemory = path === ':memory:';
       if (!mayCreate && !inMemory && !existsSync(path)) throw new StoreMissing(NO_FILE);
-      const Driver = sqliteDriver();
       if (mayCreate && !inMemory) {
         makePrivateFolders(dirname(path));
         makePrivateFile(path);
       }
-      const db = new Driver(path, { fileMustExist: !mayCreate && !inMemory });
+      const db = new Database(path, { fileMustExist: !mayCreate && !inMemory });
       let outbox: Database.Database | undefined;
       let change: SchemaChange;
       try {
@@ -140,7 +138,7 @@ export class SqliteStore implements Store {
         // An in-memory database is one per connection, so there the one connection serves both.
         if (inMemory) outbox = db;
         else {
-          outbox = new Driver(path);
+          outbox = new Database(path);
           outbox.pragma('synchronous = NORMAL');
           outbox.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
           outbox.pragma('cache_size = -512');
@@ -159,7 +157,7 @@ export class SqliteStore implements Store {
   static readSchema(path: string): SchemaState {
     return translateErrors(() => {
       if (path === ':memory:' || !existsSync(path)) return schemaState(migrations, undefined, NO_FILE);
-      const db = new (sqliteDriver())(path, { fileMustExist: true });
+      const db = new Database(path, { fileMustExist: true });
       try {
         db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
         return schemaState(migrations, schemaVersion(db), NO_SCHEMA);
@@ -257,7 +255,7 @@ export class SqliteStore implements Store {
               token.rateLimit,
             );
           } catch (error) {
-            if (error instanceof sqliteDriver().SqliteError && error.code.startsWith('SQLITE_CONSTRAINT')) {
+            if (error instanceof Database.SqliteError && error.code.startsWith('SQLITE_CONSTRAINT')) {
               throw tokenClash(token);
             }
             throw error;

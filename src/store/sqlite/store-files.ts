@@ -1,7 +1,6 @@
 import { closeSync, existsSync, fsyncSync, openSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import type Database from 'better-sqlite3';
-import { sqliteDriver } from './driver.js';
+import Database from 'better-sqlite3';
 import { migrations, schemaVersion } from './migrations.js';
 
 /** A backup or restore that must not go ahead, or a file that is no sound store: its message says which and why. */
@@ -55,7 +54,7 @@ function sameFile(a: string, b: string): boolean {
  * `name` is how a refusal names the file. Resolves what it holds.
  */
 export function checkStoreFile(path: string, name: string): StoreFileContents {
-  const db = new (sqliteDriver())(path, { readonly: true, fileMustExist: true });
+  const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
     return checkStore(db, name);
   } finally {
@@ -76,7 +75,7 @@ export function checkStore(db: Database.Database, name: string): StoreFileConten
     const { plants } = db.prepare('SELECT count(*) AS plants FROM plants').get() as { plants: number };
     return { plants, schemaVersion: version };
   } catch (error) {
-    if (error instanceof sqliteDriver().SqliteError) throw new StoreFileRefused(`${name} is not a sound SQLite database (${error.message})`);
+    if (error instanceof Database.SqliteError) throw new StoreFileRefused(`${name} is not a sound SQLite database (${error.message})`);
     throw error;
   }
 }
