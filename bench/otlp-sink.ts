@@ -23,6 +23,9 @@ export async function startOtlpSink(cpu: number | undefined): Promise<{ endpoint
 }
 
 /** What a traced build is given: traces on, every request sampled, exported to `endpoint`. */
-export function tracedSettings(endpoint: string): Record<string, string> {
+export function tracedSettings(endpoint: string, ratio?: string): Record<string, string> {
+  if (ratio !== undefined) {
+    return { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ratio };
+  }
   return { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_TRACES_SAMPLER: 'always_on' };
 }

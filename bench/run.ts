@@ -35,6 +35,8 @@ const HELP = `Usage: npm run bench -- [options]
   --traced                  also measure the service with traces on, in the same rounds: every request
                             sampled, exported over OTLP/HTTP to a receiver that answers at once
                             (bench/otlp-sink.mjs, pinned beside the load generator)
+  --trace-ratio R           with --traced: sample new traces at the ratio R (parentbased_traceidratio)
+                            instead of every request
   --steady-seconds S        with --webhook: seconds of the steady phase (default 20)
   --drain-limit S           with --webhook: the most seconds each drain waits for the backlog (default 120)
   --smoke                   a few seconds: checks that everything runs and reports; asserts nothing
@@ -53,6 +55,7 @@ const { values } = parseArgs({
     smoke: { type: 'boolean', default: false },
     webhook: { type: 'boolean', default: false },
     traced: { type: 'boolean', default: false },
+    'trace-ratio': { type: 'string' },
     'steady-seconds': { type: 'string', default: '20' },
     'drain-limit': { type: 'string', default: '120' },
     help: { type: 'boolean', default: false },
@@ -197,7 +200,7 @@ function measureServiceWithWebhook(): Promise<Measured> {
 async function measureTracedService(): Promise<Measured> {
   const sink = await startOtlpSink(loadCpu);
   try {
-    return await withFreshStore((bench) => withService(bench, (server) => measure(server, bench.token), tracedSettings(sink.endpoint)));
+    return await withFreshStore((bench) => withService(bench, (server) => measure(server, bench.token), tracedSettings(sink.endpoint, values['trace-ratio'])));
   } finally {
     await sink.close();
   }
@@ -352,14 +355,15 @@ const targetNotes =
     ? `\nWebhook: the service on a store with one subscription, delivering every plant created to a receiver process that verifies each delivery (\`bench/webhook-receiver.mjs\`); its own phases are in the section below the tables.\n`
     : '') +
   (values.traced
-    ? `\nTraced: the service with traces on (OTEL_TRACES_SAMPLER=always_on), exporting over OTLP/HTTP in protobuf to a receiver that answers at once (\`bench/otlp-sink.mjs\`, on the load generator's core).\n`
+    ? `\nTraced: the service with traces on (${values['trace-ratio'] === undefined ? 'OTEL_TRACES_SAMPLER=always_on' : `OTEL_TRACES_SAMPLER=parentbased_traceidratio at ${values['trace-ratio']}`}), exporting over OTLP/HTTP in protobuf to a receiver that answers at once (\`bench/otlp-sink.mjs\`, on the load generator's core).\n`
     : '');
 
 const date = new Date().toISOString().slice(0, 10);
 // A run with other settings keeps its own files, beside the defaults' ones.
 const settingsSuffix =
-  values.env.map((setting) => `-${setting.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`).join('') + (values.webhook ? '-webhook' : '') + (values.traced ? '-traced' : '');
-const pictureName = `${date}-${store}${settingsSuffix}.svg`;
+  values.env.map((setting) => `-${setting.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`).join('') + (values.webhook ? '-webhook' : '') + (values.traced ? `-traced${values['trace-ratio'] === undefined ? '' : `-${values['trace-ratio']}`}` : '');
+const line = `node${process.versions.node.split('.')[0]}`;
+const pictureName = `${date}-${line}-${store}${settingsSuffix}.svg`;
 const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
 const report = `# Benchmark: ${store}, ${date}${smoke ? ' (smoke run: figures mean nothing)' : ''}
 
@@ -402,7 +406,7 @@ ${webhookPart === undefined ? '' : `${webhookPart.section}\n`}![req/s and CPU pe
 process.stdout.write(`\n${report}`);
 const resultsDir = smoke ? mkdtempSync(join(tmpdir(), 'plantstore-bench-smoke-')) : fileURLToPath(new URL('./results/', import.meta.url));
 mkdirSync(resultsDir, { recursive: true });
-const file = join(resultsDir, `${date}-${store}${settingsSuffix}.md`);
+const file = join(resultsDir, `${date}-${line}-${store}${settingsSuffix}.md`);
 writeFileSync(file, report);
 writeFileSync(
   join(resultsDir, pictureName),
