@@ -3,9 +3,9 @@ import { type Logger, pino } from 'pino';
 /**
  * What the access line relies on of pino beyond its documented API, in one
  * place: the level number it writes, where a logger writes, and its
- * bindings as it serialised them. test/observability/access-line.test.ts
- * proves the lines made from these equal to pino's own, so a pino release
- * that changes any of them fails there.
+ * bindings as it serialised them. test/observability/pino-internals.test.ts
+ * fails, naming the symbol, on a pino release without one, and
+ * test/observability/access-line.test.ts holds the lines equal to pino's own.
  */
 
 /** pino's number for the info level (`pino.levels.values.info`), the access line's. */
