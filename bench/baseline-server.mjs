@@ -44,9 +44,7 @@ createServer((request, response) => {
 /** A writer of batches: `commit(plants)` resolves once they are durable; `concurrency` batches at once. */
 async function openWriter(url) {
   if (url.startsWith('sqlite:')) {
-    // The service's own choice of driver for this Node.js line (the benchmark builds dist/ first).
-    const { sqliteDriver } = await import('../dist/store/sqlite/driver.js');
-    const Database = sqliteDriver();
+    const { default: Database } = await import('better-sqlite3');
     const db = new Database(url.slice('sqlite:'.length));
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
