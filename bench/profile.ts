@@ -1,6 +1,7 @@
-// npx tsx bench/profile.ts [--store sqlite|postgres] [--seconds S] [--connections C] [--floor] [--webhook] [--bin PATH]: a CPU
+// npx tsx bench/profile.ts [--store sqlite|postgres] [--seconds S] [--connections C] [--floor] [--webhook] [--traced [--trace-ratio R]] [--bin PATH]: a CPU
 // profile of the service (or, with --floor, of the durable floor; with --webhook, of the service with one
-// webhook subscription delivering to a receiver process on the load generator's core) under the benchmark's load (wrk,
+// webhook subscription delivering to a receiver process on the load generator's core; with --traced, with every request
+// traced and exported to bench/otlp-sink.mjs there, its own tracing code and the SDK each a layer) under the benchmark's load (wrk,
 // 64 connections, or 1 for a lone request's), read by layer: the time its main thread spent in each, in µs a request, beside
 // the CPU time a request cost the whole process (from /proc). --bin runs another build of
 // bin/plantstore (a copy of an earlier commit's bin/, dist/ and openapi/), to compare before and after.
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadGenerator, requireAllAnswered } from './load/load-generator.js';
+import { startOtlpSink, tracedSettings } from './otlp-sink.js';
 import { binLaunch, freePort } from './servers.js';
 import { freshStore, type StoreKind, subscribe } from './stores.js';
 import { startReceiver } from './webhook-receiver.js';
@@ -27,6 +29,8 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '64' },
     floor: { type: 'boolean', default: false },
     webhook: { type: 'boolean', default: false },
+    traced: { type: 'boolean', default: false },
+    'trace-ratio': { type: 'string' },
     bin: { type: 'string', default: `${ROOT}/bin/plantstore` },
     'postgres-url': { type: 'string', default: process.env['PLANTSTORE_TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test' },
   },
@@ -37,6 +41,8 @@ const { values } = parseArgs({
  * service's layers are its folders under dist/ (as src/ has them), each with the libraries it uses.
  */
 const LAYERS: [string, RegExp][] = [
+  ["tracing/ (the service's own span code)", /\/dist\/tracing\//],
+  ["OpenTelemetry's SDK and exporter", /@opentelemetry|protobufjs/],
   ['webhooks/ (dispatcher, outbox)', /\/dist\/webhooks\/|\/dist\/store\/[a-z]+\/webhook-store/],
   ['plants/ (create, group commit)', /\/dist\/plants\//],
   ['store/sqlite/ and better-sqlite3', /better-sqlite3|\/dist\/store\/sqlite\//],
@@ -62,6 +68,7 @@ const bench = await freshStore(values.store as StoreKind, values['postgres-url']
 // On the load generator's core, as in npm run bench.
 const receiver = values.webhook ? await startReceiver(1) : undefined;
 if (receiver !== undefined) await receiver.useSecret(await subscribe(bench.url, receiver.url));
+const sink = values.traced ? await startOtlpSink(1) : undefined;
 const dir = mkdtempSync(join(tmpdir(), 'plantstore-profile-'));
 const port = await freePort();
 const profiling = ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${dir}`];
@@ -73,7 +80,13 @@ const command = values.floor
     [...profiling, ...binLaunch(values.bin).flags, values.bin, 'serve', '--port', String(port)];
 const child = spawn('taskset', ['-c', '0', process.execPath, ...command], {
   // And the environment that line sets.
-  env: { ...process.env, ...(values.floor ? {} : binLaunch(values.bin).env), BASELINE_TOKEN: bench.token, DATABASE_URL: bench.url },
+  env: {
+    ...process.env,
+    ...(values.floor ? {} : binLaunch(values.bin).env),
+    ...(sink === undefined ? {} : tracedSettings(sink.endpoint, values['trace-ratio'])),
+    BASELINE_TOKEN: bench.token,
+    DATABASE_URL: bench.url,
+  },
   stdio: ['ignore', 'ignore', 'inherit'],
 });
 try {
@@ -105,6 +118,7 @@ try {
 } finally {
   if (child.exitCode === null) child.kill('SIGKILL');
   await receiver?.close();
+  await sink?.close();
   await bench.cleanup();
 }
 
@@ -146,7 +160,7 @@ function report(file: string, measured: { from: number; until: number }, request
   microseconds.delete('(idle)');
   const busy = [...microseconds.values()].reduce((sum, value) => sum + value, 0);
   process.stdout.write(
-    `${values.floor ? 'durable floor' : values.webhook ? 'service with one webhook subscription' : 'service'} on ${values.store}: ${Math.round(requests / seconds)} req/s, ${cpuUsPerRequest.toFixed(1)} µs of CPU a request (/proc, profiling included); profile: ${file}\n\n`,
+    `${values.floor ? 'durable floor' : values.webhook ? 'service with one webhook subscription' : values.traced ? 'service, every request traced' : 'service'} on ${values.store}: ${Math.round(requests / seconds)} req/s, ${cpuUsPerRequest.toFixed(1)} µs of CPU a request (/proc, profiling included); profile: ${file}\n\n`,
   );
   process.stdout.write('| layer | µs a request | share |\n|---|---|---|\n');
   for (const [layer, value] of [...microseconds].sort((a, b) => b[1] - a[1])) {

@@ -1,4 +1,4 @@
-import { type Link, ROOT_CONTEXT, type SpanContext, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { type Link, ROOT_CONTEXT, type SpanContext, SpanKind, SpanStatusCode, TraceFlags, type Tracer } from '@opentelemetry/api';
 import type { CommitTrace, CommitTracer } from '../plants/group-commit.js';
 import { DB_COLLECTION_NAME, DB_OPERATION_BATCH_SIZE, DB_OPERATION_NAME, DB_SYSTEM_NAME, ERROR_TYPE } from './attributes.js';
 import { traceParentOf } from './trace-parent.js';
@@ -9,9 +9,10 @@ export type DatabaseSystem = 'sqlite' | 'postgresql';
 /**
  * The span of each group commit: one transaction for the plants of many
  * requests, so a root span of its own with a link to the SERVER span of
- * every request it carried (a span has one parent; a link says "caused
- * by" without that). It also gives each plant its request's `traceparent`
- * for the store to keep with the plant's webhook messages.
+ * every sampled request it carried (a span has one parent; a link says
+ * "caused by" without that), and no span when none was sampled. It also
+ * gives each plant its request's `traceparent`, sampled or not, for the
+ * store to keep with the plant's webhook messages.
  */
 export class CommitSpans implements CommitTracer {
   readonly #tracer: Tracer;
@@ -25,11 +26,16 @@ export class CommitSpans implements CommitTracer {
   start(requests: readonly (SpanContext | undefined)[]): CommitTrace | undefined {
     const links: Link[] = [];
     const traceParents: (string | undefined)[] = [];
+    let traced = false;
     for (const request of requests) {
-      if (request !== undefined) links.push({ context: request });
       traceParents.push(request === undefined ? undefined : traceParentOf(request));
+      if (request === undefined) continue;
+      traced = true;
+      // A link to a request left out by sampling names a span no backend receives, and costs its encoding.
+      if ((request.traceFlags & TraceFlags.SAMPLED) !== 0) links.push({ context: request });
     }
-    if (links.length === 0) return undefined;
+    if (!traced) return undefined;
+    if (links.length === 0) return { traceParents, end: () => undefined };
     const span = this.#tracer.startSpan(
       'INSERT plants',
       {

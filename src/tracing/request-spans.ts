@@ -28,12 +28,17 @@ export class RequestSpans {
     this.#tracer = tracer;
   }
 
-  /** A request's span, started now. */
+  /**
+   * A request's span, started now. Its attributes are given once it is
+   * sampled: the SDK checks those given to startSpan for every request.
+   */
   start(headers: IncomingHttpHeaders, peer: RequestPeer): Span {
+    const span = this.#tracer.startSpan(`POST ${ROUTE}`, { kind: SpanKind.SERVER }, parentOf(headers));
+    if (!span.isRecording()) return span;
     const attributes: Attributes = { [HTTP_REQUEST_METHOD]: 'POST', [HTTP_ROUTE]: ROUTE, [URL_SCHEME]: 'http' };
     if (peer.serverPort !== undefined) attributes[SERVER_PORT] = peer.serverPort;
     if (peer.clientAddress !== undefined) attributes[CLIENT_ADDRESS] = peer.clientAddress;
-    return this.#tracer.startSpan(`POST ${ROUTE}`, { kind: SpanKind.SERVER, attributes }, parentOf(headers));
+    return span.setAttributes(attributes);
   }
 
   /**
@@ -42,6 +47,10 @@ export class RequestSpans {
    * client's) as the span's error status.
    */
   end(span: Span, status: number, body: string | undefined): void {
+    if (!span.isRecording()) {
+      span.end();
+      return;
+    }
     span.setAttribute(HTTP_RESPONSE_STATUS_CODE, status);
     if (status >= 400) {
       const code = errorCodeOf(body);

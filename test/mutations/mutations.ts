@@ -211,4 +211,12 @@ export const MUTATIONS: readonly Mutation[] = [
     tests: ['test/plants/group-commit.test.ts'],
     pattern: 'answer that throws',
   },
+  {
+    name: 'unsampled-plant-loses-traceparent',
+    promise: "A plant whose create was not sampled keeps its traceparent, so that its deliveries follow the caller's decision",
+    file: 'src/tracing/commit-spans.ts',
+    from: 'if (links.length === 0) return { traceParents, end: () => undefined };',
+    to: 'if (links.length === 0) return undefined;',
+    tests: ['test/tracing/commit-spans.test.ts'],
+  },
 ];
