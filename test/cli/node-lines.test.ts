@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { checkNodeLine } from '../../src/node-lines.js';
+import { checkNodeLine, OLDEST_NODE, SUPPORTED_NODE_LINES } from '../../src/node-lines.js';
 import { sqlite } from '../helpers/backends.js';
 import { runMain } from '../helpers/in-process-cli.js';
 import { requireOrSkip } from '../helpers/require-or-skip.js';
@@ -21,6 +21,18 @@ test('Node.js 22 from 22.19, 24 and 26 run the service; older releases and the o
       warn: `Node.js ${version} is newer than the lines this version is tested on (22, 24, 26); running on it (docs/operations.md, "Supported Node.js")`,
     });
   }
+});
+
+test('engines in package.json, the README and the table of docs/operations.md name the lines the start check runs on', () => {
+  const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+  const [lowest, ...others] = SUPPORTED_NODE_LINES;
+  const newest = others.pop();
+  const engines = [`^${OLDEST_NODE}`, ...others.map((line) => `^${line}.0.0`), `>=${newest}.0.0`].join(' || ');
+  assert.equal((JSON.parse(read('package.json')) as { engines: { node: string } }).engines.node, engines);
+  const minor = OLDEST_NODE.split('.').slice(0, 2).join('.');
+  assert.ok(read('README.md').includes(`Node.js ${lowest} (${minor} or newer), ${others.join(', ')} or ${newest}`), 'the README names the lines');
+  const table = read('docs/operations.md');
+  for (const line of SUPPORTED_NODE_LINES) assert.match(table, new RegExp(`^\\| ${line} \\| (yes|from ${minor.replace('.', '\\.')})`, 'm'), `docs/operations.md: ${line}`);
 });
 
 test('on Node.js 20 every command exits 1 with that one line and creates nothing', async (t) => {
