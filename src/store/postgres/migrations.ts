@@ -1,126 +1,6 @@
 import type pg from 'pg';
 import type { Connections } from './primary-pool.js';
 import { type Migration, pendingSteps, type SchemaChange, StoreMissing } from '../migration.js';
-import { OUTBOX_OF_TRACED } from './traced-outbox.js';
-
-/**
- * The webhook messages of the plants a batch created (the rows of `inserted`),
- * packed: one webhook_batches row for each active subscription, holding the
- * ids in the order they were created. A claim unpacks them into
- * webhook_messages rows, one a plant, only as deliveries need them, so a
- * create writes two index entries a batch rather than two a plant. Part of
- * the functions of migration 8, and of the statement the store sends on a
- * direct connection (plant-batch.ts), so that both write the same messages.
- * `messages` is the number of messages written.
- */
-export const OUTBOX_OF_INSERTED = `outbox AS (
-            INSERT INTO webhook_batches (subscription_id, plant_ids, created_at)
-            SELECT subscription.id, created.ids, now()
-              FROM (SELECT array_agg(inserted.id) AS ids FROM inserted) AS created
-              CROSS JOIN webhook_subscriptions AS subscription
-             WHERE subscription.removed_at IS NULL AND created.ids IS NOT NULL
-            RETURNING cardinality(plant_ids) AS messages
-          )`;
-
-/** How many messages `OUTBOX_OF_INSERTED` (or `OUTBOX_OF_TRACED`) wrote, as an INTEGER. */
-export const MESSAGES_WRITTEN = '(SELECT coalesce(sum(messages), 0) FROM outbox)::INTEGER';
-
-/**
- * Migration 10's create_plant_batch, of four arguments: the statement the
- * store sends on a direct connection (plant-batch.ts), kept in the server for
- * connections that keep no named statement, as migration 4's is. Its
- * arguments are named for `\df`, and read as $1 to $4 so that its text is
- * the statement's. The ids must be distinct, as the store sends them.
- */
-const CREATE_TRACED_PLANT_BATCH = `CREATE FUNCTION create_plant_batch(ids BIGINT[], names TEXT[], tags TEXT[], trace_parents TEXT[])
-        RETURNS TABLE (plants_created INTEGER, messages_written INTEGER, created_ids TEXT[])
-        LANGUAGE plpgsql
-      AS $$
-      #variable_conflict use_column
-      BEGIN
-        RETURN QUERY
-          WITH inserted AS (
-            INSERT INTO plants (id, name, tag)
-            SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
-            ON CONFLICT (id) DO NOTHING
-            RETURNING id
-          ), ${OUTBOX_OF_TRACED}
-          SELECT count(*)::INTEGER,
-                 ${MESSAGES_WRITTEN},
-                 CASE WHEN count(*) < cardinality($1::bigint[]) THEN array_agg(inserted.id::TEXT) END
-            FROM inserted;
-      END
-      $$;`;
-
-/**
- * The outbox of migrations 3 and 4, as they wrote it: one webhook_messages
- * row a plant and subscription. A migration's text never changes once
- * released; migration 8 replaces their functions.
- */
-const OUTBOX_ROW_A_MESSAGE = `outbox AS (
-            INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at)
-            SELECT subscription.id, inserted.id, now(), now()
-              FROM inserted CROSS JOIN webhook_subscriptions AS subscription
-             WHERE subscription.removed_at IS NULL
-            RETURNING 1
-          )`;
-
-/**
- * The batch insert as the functions hold it (the store calls the function
- * behind a pooler that keeps no named statement, and sends plant-batch.ts's
- * statement otherwise): the first plant of each id in the batch unless the id
- * is taken (`inserted`), and the webhook messages of the plants created
- * (`outbox`), in one statement and so in one transaction. `ids`, `names` and
- * `tags` are the functions' arguments.
- */
-function insertBatch(outbox: string): string {
-  return `WITH inserted AS (
-            INSERT INTO plants (id, name, tag)
-            SELECT DISTINCT ON (id) id, name, tag
-              FROM unnest(ids, names, tags) WITH ORDINALITY AS batch (id, name, tag, position)
-             ORDER BY id, position
-            ON CONFLICT (id) DO NOTHING
-            RETURNING id
-          ), ${outbox}`;
-}
-
-/**
- * A PL/pgSQL function of the batch insert, the store's statement kept in the
- * server (see migration 3): `returns` its columns, `answer` the SELECT over
- * `inserted` that gives them.
- */
-function batchInsertFunction(name: string, returns: string, outbox: string, answer: string): string {
-  return `CREATE OR REPLACE FUNCTION ${name}(ids BIGINT[], names TEXT[], tags TEXT[])
-        RETURNS TABLE (${returns})
-        LANGUAGE plpgsql
-      AS $$
-      #variable_conflict use_column
-      BEGIN
-        RETURN QUERY
-          ${insertBatch(outbox)}
-          ${answer};
-      END
-      $$;`;
-}
-
-/** The function of migration 3 (kept for instances of older builds), with `outbox` and `messages` as its messages. */
-const createPlantsFunction = (outbox: string, messages: string) =>
-  batchInsertFunction('create_plants', 'id BIGINT, messages INTEGER', outbox, `SELECT inserted.id, ${messages} FROM inserted`);
-
-/** The function of migration 4, which the store calls, with `outbox` and `messages` as its messages. */
-const createPlantBatchFunction = (outbox: string, messages: string) =>
-  batchInsertFunction(
-    'create_plant_batch',
-    'plants_created INTEGER, messages_written INTEGER, created_ids TEXT[]',
-    outbox,
-    `SELECT count(*)::INTEGER,
-                 ${messages},
-                 CASE WHEN count(*) < cardinality(ids) THEN array_agg(inserted.id::TEXT) END
-            FROM inserted`,
-  );
-
-/** How many messages `OUTBOX_ROW_A_MESSAGE` wrote. */
-const ROWS_WRITTEN = '(SELECT count(*) FROM outbox)::INTEGER';
 
 /** This backend's schema changes (see `Migration`). */
 export const migrations: readonly Migration[] = [
@@ -202,7 +82,30 @@ export const migrations: readonly Migration[] = [
     // The first plant of each id in the batch is inserted unless the id is taken; the plants created
     // get their webhook messages in the same statement, so in the same transaction. Each created id
     // comes back with the number of messages written for the whole batch.
-    sql: createPlantsFunction(OUTBOX_ROW_A_MESSAGE, ROWS_WRITTEN),
+    sql: `CREATE OR REPLACE FUNCTION create_plants(ids BIGINT[], names TEXT[], tags TEXT[])
+        RETURNS TABLE (id BIGINT, messages INTEGER)
+        LANGUAGE plpgsql
+      AS $$
+      #variable_conflict use_column
+      BEGIN
+        RETURN QUERY
+          WITH inserted AS (
+            INSERT INTO plants (id, name, tag)
+            SELECT DISTINCT ON (id) id, name, tag
+              FROM unnest(ids, names, tags) WITH ORDINALITY AS batch (id, name, tag, position)
+             ORDER BY id, position
+            ON CONFLICT (id) DO NOTHING
+            RETURNING id
+          ), outbox AS (
+            INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at)
+            SELECT subscription.id, inserted.id, now(), now()
+              FROM inserted CROSS JOIN webhook_subscriptions AS subscription
+             WHERE subscription.removed_at IS NULL
+            RETURNING 1
+          )
+          SELECT inserted.id, (SELECT count(*) FROM outbox)::INTEGER FROM inserted;
+      END
+      $$;`,
   },
   {
     version: 4,
@@ -213,7 +116,33 @@ export const migrations: readonly Migration[] = [
     // row. The counting is inside the function, where its plan is kept, rather than in the call,
     // which as an unnamed statement would be planned again for every batch (0.1 ms more a batch).
     // create_plants stays: instances of an older build, running beside this one during an upgrade, call it.
-    sql: createPlantBatchFunction(OUTBOX_ROW_A_MESSAGE, ROWS_WRITTEN),
+    sql: `CREATE OR REPLACE FUNCTION create_plant_batch(ids BIGINT[], names TEXT[], tags TEXT[])
+        RETURNS TABLE (plants_created INTEGER, messages_written INTEGER, created_ids TEXT[])
+        LANGUAGE plpgsql
+      AS $$
+      #variable_conflict use_column
+      BEGIN
+        RETURN QUERY
+          WITH inserted AS (
+            INSERT INTO plants (id, name, tag)
+            SELECT DISTINCT ON (id) id, name, tag
+              FROM unnest(ids, names, tags) WITH ORDINALITY AS batch (id, name, tag, position)
+             ORDER BY id, position
+            ON CONFLICT (id) DO NOTHING
+            RETURNING id
+          ), outbox AS (
+            INSERT INTO webhook_messages (subscription_id, plant_id, created_at, next_attempt_at)
+            SELECT subscription.id, inserted.id, now(), now()
+              FROM inserted CROSS JOIN webhook_subscriptions AS subscription
+             WHERE subscription.removed_at IS NULL
+            RETURNING 1
+          )
+          SELECT count(*)::INTEGER,
+                 (SELECT count(*) FROM outbox)::INTEGER,
+                 CASE WHEN count(*) < cardinality(ids) THEN array_agg(inserted.id::TEXT) END
+            FROM inserted;
+      END
+      $$;`,
   },
   {
     version: 5,
@@ -285,8 +214,59 @@ export const migrations: readonly Migration[] = [
 
       CREATE INDEX webhook_batches_subscription ON webhook_batches (subscription_id, id);
 
-      ${createPlantsFunction(OUTBOX_OF_INSERTED, MESSAGES_WRITTEN)}
-      ${createPlantBatchFunction(OUTBOX_OF_INSERTED, MESSAGES_WRITTEN)}
+      CREATE OR REPLACE FUNCTION create_plants(ids BIGINT[], names TEXT[], tags TEXT[])
+        RETURNS TABLE (id BIGINT, messages INTEGER)
+        LANGUAGE plpgsql
+      AS $$
+      #variable_conflict use_column
+      BEGIN
+        RETURN QUERY
+          WITH inserted AS (
+            INSERT INTO plants (id, name, tag)
+            SELECT DISTINCT ON (id) id, name, tag
+              FROM unnest(ids, names, tags) WITH ORDINALITY AS batch (id, name, tag, position)
+             ORDER BY id, position
+            ON CONFLICT (id) DO NOTHING
+            RETURNING id
+          ), outbox AS (
+            INSERT INTO webhook_batches (subscription_id, plant_ids, created_at)
+            SELECT subscription.id, created.ids, now()
+              FROM (SELECT array_agg(inserted.id) AS ids FROM inserted) AS created
+              CROSS JOIN webhook_subscriptions AS subscription
+             WHERE subscription.removed_at IS NULL AND created.ids IS NOT NULL
+            RETURNING cardinality(plant_ids) AS messages
+          )
+          SELECT inserted.id, (SELECT coalesce(sum(messages), 0) FROM outbox)::INTEGER FROM inserted;
+      END
+      $$;
+      CREATE OR REPLACE FUNCTION create_plant_batch(ids BIGINT[], names TEXT[], tags TEXT[])
+        RETURNS TABLE (plants_created INTEGER, messages_written INTEGER, created_ids TEXT[])
+        LANGUAGE plpgsql
+      AS $$
+      #variable_conflict use_column
+      BEGIN
+        RETURN QUERY
+          WITH inserted AS (
+            INSERT INTO plants (id, name, tag)
+            SELECT DISTINCT ON (id) id, name, tag
+              FROM unnest(ids, names, tags) WITH ORDINALITY AS batch (id, name, tag, position)
+             ORDER BY id, position
+            ON CONFLICT (id) DO NOTHING
+            RETURNING id
+          ), outbox AS (
+            INSERT INTO webhook_batches (subscription_id, plant_ids, created_at)
+            SELECT subscription.id, created.ids, now()
+              FROM (SELECT array_agg(inserted.id) AS ids FROM inserted) AS created
+              CROSS JOIN webhook_subscriptions AS subscription
+             WHERE subscription.removed_at IS NULL AND created.ids IS NOT NULL
+            RETURNING cardinality(plant_ids) AS messages
+          )
+          SELECT count(*)::INTEGER,
+                 (SELECT coalesce(sum(messages), 0) FROM outbox)::INTEGER,
+                 CASE WHEN count(*) < cardinality(ids) THEN array_agg(inserted.id::TEXT) END
+            FROM inserted;
+      END
+      $$;
     `,
   },
   {
@@ -323,7 +303,38 @@ export const migrations: readonly Migration[] = [
       -- The plant's traceparent, once its batch is unpacked; NULL for none.
       ALTER TABLE webhook_messages ADD COLUMN trace_parent TEXT;
 
-      ${CREATE_TRACED_PLANT_BATCH}
+      CREATE FUNCTION create_plant_batch(ids BIGINT[], names TEXT[], tags TEXT[], trace_parents TEXT[])
+        RETURNS TABLE (plants_created INTEGER, messages_written INTEGER, created_ids TEXT[])
+        LANGUAGE plpgsql
+      AS $$
+      #variable_conflict use_column
+      BEGIN
+        RETURN QUERY
+          WITH inserted AS (
+            INSERT INTO plants (id, name, tag)
+            SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
+            ON CONFLICT (id) DO NOTHING
+            RETURNING id
+          ), created AS MATERIALIZED (
+            SELECT array_agg(inserted.id) AS ids, NULL::TEXT[] AS trace_parents FROM inserted WHERE $4::text[] IS NULL
+            UNION ALL
+            SELECT array_agg(inserted.id ORDER BY sent.position),
+                   CASE WHEN count(sent.trace_parent) > 0 THEN array_agg(sent.trace_parent ORDER BY sent.position) END
+              FROM inserted JOIN unnest($1::bigint[], $4::text[]) WITH ORDINALITY AS sent (id, trace_parent, position) ON sent.id = inserted.id
+             WHERE $4::text[] IS NOT NULL
+          ), outbox AS (
+            INSERT INTO webhook_batches (subscription_id, plant_ids, trace_parents, created_at)
+            SELECT subscription.id, created.ids, created.trace_parents, now()
+              FROM created CROSS JOIN webhook_subscriptions AS subscription
+             WHERE subscription.removed_at IS NULL AND created.ids IS NOT NULL
+            RETURNING cardinality(plant_ids) AS messages
+          )
+          SELECT count(*)::INTEGER,
+                 (SELECT coalesce(sum(messages), 0) FROM outbox)::INTEGER,
+                 CASE WHEN count(*) < cardinality($1::bigint[]) THEN array_agg(inserted.id::TEXT) END
+            FROM inserted;
+      END
+      $$;
     `,
   },
 ];

@@ -3,8 +3,6 @@ import { preparedStatement, type PreparedStatements } from './prepared-statement
 import type { NewPlant } from '../../plants/plant.js';
 import { CREATED, type CreatePlantResult, outcomeAgainst, plantFromRow } from '../store.js';
 import { isTraceParent } from '../trace-parent.js';
-import { MESSAGES_WRITTEN } from './migrations.js';
-import { OUTBOX_OF_TRACED } from './traced-outbox.js';
 
 export interface PlantRow {
   id: string;
@@ -23,6 +21,43 @@ interface BatchOutcome {
   /** The ids created when some plant of the batch was not; null when all of them were, or none. */
   created_ids: string[] | null;
 }
+
+/**
+ * The webhook messages of the plants a batch created (the rows of
+ * `inserted`), packed: one webhook_batches row for each active subscription,
+ * holding the ids in the order they were created, with the W3C traceparents
+ * of the plants: $4, aligned with the ids $1 (distinct), or NULL when traces
+ * are off. A claim unpacks them into webhook_messages rows only as
+ * deliveries need them. Each
+ * batch row's trace_parents is aligned with its plant_ids, and NULL when no
+ * plant created has one. Without traces (`created`'s first branch) the
+ * other branch's one-time filter keeps it from running. With traces both arrays are ordered
+ * by the plants' position in $1, so they stay aligned whatever order the
+ * join yields. Each branch answers one row, whose ids are NULL when its
+ * filter is false. `created` is MATERIALIZED so that it is made once a batch:
+ * inlined, it was made again for each subscription.
+ *
+ * Migration 10's create_plant_batch holds the same text, so that the
+ * function and the statement write the same messages: a change to this is a
+ * new migration of the function (test/store/released-migrations.test.ts).
+ */
+export const OUTBOX_OF_TRACED = `created AS MATERIALIZED (
+            SELECT array_agg(inserted.id) AS ids, NULL::TEXT[] AS trace_parents FROM inserted WHERE $4::text[] IS NULL
+            UNION ALL
+            SELECT array_agg(inserted.id ORDER BY sent.position),
+                   CASE WHEN count(sent.trace_parent) > 0 THEN array_agg(sent.trace_parent ORDER BY sent.position) END
+              FROM inserted JOIN unnest($1::bigint[], $4::text[]) WITH ORDINALITY AS sent (id, trace_parent, position) ON sent.id = inserted.id
+             WHERE $4::text[] IS NOT NULL
+          ), outbox AS (
+            INSERT INTO webhook_batches (subscription_id, plant_ids, trace_parents, created_at)
+            SELECT subscription.id, created.ids, created.trace_parents, now()
+              FROM created CROSS JOIN webhook_subscriptions AS subscription
+             WHERE subscription.removed_at IS NULL AND created.ids IS NOT NULL
+            RETURNING cardinality(plant_ids) AS messages
+          )`;
+
+/** How many messages `OUTBOX_OF_TRACED` wrote, as an INTEGER. */
+export const MESSAGES_WRITTEN = '(SELECT coalesce(sum(messages), 0) FROM outbox)::INTEGER';
 
 /**
  * The group commit's statement for a batch of plants with distinct ids ($1
