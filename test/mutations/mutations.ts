@@ -219,4 +219,12 @@ export const MUTATIONS: readonly Mutation[] = [
     to: 'if (links.length === 0) return undefined;',
     tests: ['test/tracing/commit-spans.test.ts'],
   },
+  {
+    name: 'broken-connection-lent-again',
+    promise: 'A PostgreSQL connection whose rollback failed is never lent again inside its aborted transaction',
+    file: 'src/store/postgres/transaction.ts',
+    from: '    client.release(broken);',
+    to: '    client.release();',
+    tests: ['test/store/postgres-transaction.test.ts'],
+  },
 ];

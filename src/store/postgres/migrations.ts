@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Connections } from './primary-pool.js';
 import { type Migration, pendingSteps, type SchemaChange, StoreMissing } from '../migration.js';
+import { inTransaction } from './transaction.js';
 
 /** This backend's schema changes (see `Migration`). */
 export const migrations: readonly Migration[] = [
@@ -361,9 +362,7 @@ export async function schemaVersion(db: Pick<pg.ClientBase, 'query'>): Promise<n
  * no schema yet is a StoreMissing, and nothing is created in it.
  */
 export async function migrate(pool: Connections, steps: readonly Migration[] = migrations, { mayCreate = true } = {}): Promise<SchemaChange> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     const found = await schemaVersion(client);
     if (found === undefined && !mayCreate) throw new StoreMissing(NO_SCHEMA);
@@ -378,12 +377,6 @@ export async function migrate(pool: Connections, steps: readonly Migration[] = m
       await client.query(step.sql);
       await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [step.version, step.name]);
     }
-    await client.query('COMMIT');
     return { from, to: pending.at(-1)?.version ?? from };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }

@@ -20,6 +20,7 @@ import { PrimaryPool } from './primary-pool.js';
 import { PostgresRateLimitStore } from './rate-limit-store.js';
 import { PreparedStatements } from './prepared-statements.js';
 import { PostgresWebhookStore } from './webhook-store.js';
+import { inTransaction, rollBack } from './transaction.js';
 
 interface TokenRow {
   id: string;
@@ -177,10 +178,8 @@ export class PostgresStore implements Store {
   }
 
   async importTokens(tokens: readonly StoredToken[]): Promise<number> {
-    return translateErrors(async () => {
-      const client = await this.#pool.connect();
-      try {
-        await client.query('BEGIN');
+    return translateErrors(() =>
+      inTransaction(this.#pool, async (client) => {
         let added = 0;
         for (const token of tokens) {
           const { rows } = await client.query<{ added: boolean }>(
@@ -200,15 +199,9 @@ export class PostgresStore implements Store {
         }
         // Identity columns do not move past explicit ids by themselves.
         await client.query(`SELECT setval(pg_get_serial_sequence('tokens', 'id'), GREATEST((SELECT max(id) FROM tokens), 1))`);
-        await client.query('COMMIT');
         return added;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
-    });
+      }),
+    );
   }
 
   async revokeToken(ref: TokenRef, at: Date): Promise<TokenRecord[]> {
@@ -229,33 +222,19 @@ export class PostgresStore implements Store {
     retireAt: Date,
     { requireActive }: { requireActive: boolean },
   ): Promise<{ record: TokenRecord; retired: TokenRecord[] } | 'no-active-token' | 'name-taken'> {
-    return translateErrors(async () => {
-      const client = await this.#pool.connect();
-      try {
-        await client.query('BEGIN');
+    return translateErrors(() =>
+      inTransaction(this.#pool, async (client) => {
         const active = await client.query('SELECT id FROM tokens WHERE name = $1 AND revoked_at IS NULL FOR UPDATE', [token.name]);
-        if (requireActive && active.rowCount === 0) {
-          await client.query('ROLLBACK');
-          return 'no-active-token';
-        }
+        if (requireActive && active.rowCount === 0) return rollBack('no-active-token' as const);
         const retired = await client.query<TokenRow>(RETIRE_BY_NAME, [retireAt, token.name]);
         const inserted = await client.query<TokenRow>(
           'INSERT INTO tokens (name, hash, created_at, expires_at, rate_limit) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING *',
           [token.name, token.hash, token.createdAt, token.expiresAt, token.rateLimit ?? null],
         );
-        if (inserted.rows[0] === undefined) {
-          await client.query('ROLLBACK');
-          return 'name-taken';
-        }
-        await client.query('COMMIT');
+        if (inserted.rows[0] === undefined) return rollBack('name-taken' as const);
         return { record: toTokenRecord(inserted.rows[0]), retired: retired.rows.map(toTokenRecord) };
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
-    });
+      }),
+    );
   }
 
   async setTokenRateLimit(name: string, rateLimit: string | null): Promise<TokenRecord[]> {

@@ -18,6 +18,7 @@ import { preparedStatement, type PreparedStatements } from './prepared-statement
 import { CLAIM_MESSAGES } from './webhook-claim.js';
 import { SETTLE_MESSAGES, settlementValues } from './webhook-settle.js';
 import { listMessages, resendMessages } from './webhook-messages.js';
+import { inTransaction } from './transaction.js';
 
 interface SubscriptionRow {
   id: string;
@@ -298,23 +299,8 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   /** Runs `work` in one transaction on one connection of the pool. */
-  async #inTransaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return translateErrors(async () => {
-      const client = await this.#pool.connect();
-      let broken = false;
-      try {
-        await client.query('BEGIN');
-        const result = await work(client);
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => (broken = true));
-        throw error;
-      } finally {
-        // A connection that cannot even roll back is not lent again.
-        client.release(broken);
-      }
-    });
+  #inTransaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return translateErrors(() => inTransaction(this.#pool, work));
   }
 
   async backlog(): Promise<{ subscriptionId: number; paused: boolean; pending: number; oldestCreatedAt: Date | null }[]> {
