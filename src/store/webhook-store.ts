@@ -228,3 +228,19 @@ export type Settlement =
   | { messageId: bigint; subscriptionId: number; attempt: number; outcome: 'failed'; error: string }
   /** Claimed and never sent (the process stops, or the subscription was paused or removed meanwhile). */
   | { messageId: bigint; subscriptionId: number; attempt: number; outcome: 'released' };
+
+/**
+ * The listeners of a store's `onMessagesWritten`: its plant batch tells them
+ * after each commit that wrote messages, its webhook store adds them.
+ */
+export class MessagesWritten {
+  readonly #listeners: (() => void)[] = [];
+
+  add(listener: () => void): void {
+    this.#listeners.push(listener);
+  }
+
+  readonly tell = (): void => {
+    for (const listener of this.#listeners) listener();
+  };
+}

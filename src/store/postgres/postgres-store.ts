@@ -12,7 +12,7 @@ import {
   type TokenUse,
 } from '../store.js';
 import type { RateLimitStore } from '../rate-limit-store.js';
-import type { WebhookStore } from '../webhook-store.js';
+import { MessagesWritten, type WebhookStore } from '../webhook-store.js';
 import { translateErrors } from './errors.js';
 import { migrate, migrations, NO_SCHEMA, schemaVersion } from './migrations.js';
 import { type PlantRow, PostgresPlantBatch, toNewPlant } from './plant-batch.js';
@@ -76,9 +76,10 @@ export class PostgresStore implements Store {
     this.#pool = pool;
     this.rateLimits = new PostgresRateLimitStore(pool);
     this.#prepared = new PreparedStatements(pool);
-    const webhooks = new PostgresWebhookStore(pool, this.#prepared);
+    const written = new MessagesWritten();
+    const webhooks = new PostgresWebhookStore(pool, this.#prepared, written);
     this.webhooks = webhooks;
-    this.#plantBatch = new PostgresPlantBatch(pool, this.#prepared, () => webhooks.messagesWritten());
+    this.#plantBatch = new PostgresPlantBatch(pool, this.#prepared, written.tell);
     // Leave a connection for token lookups and readiness while batches are written.
     this.writeConcurrency = Math.max(1, poolSize - 1);
   }

@@ -1,17 +1,18 @@
 import type pg from 'pg';
 import type { Connections } from './primary-pool.js';
 import { plantFromRow } from '../store.js';
-import type {
-  ClaimedMessage,
-  MessageState,
-  NewSubscription,
-  OutboxMessage,
-  SecretRotation,
-  Settlement,
-  Subscription,
-  SubscriptionChange,
-  SubscriptionSummary,
-  WebhookStore,
+import {
+  type ClaimedMessage,
+  type MessageState,
+  type NewSubscription,
+  type OutboxMessage,
+  type SecretRotation,
+  type Settlement,
+  type Subscription,
+  type SubscriptionChange,
+  type SubscriptionSummary,
+  type WebhookStore,
+  MessagesWritten,
 } from '../webhook-store.js';
 import { translateErrors } from './errors.js';
 import { preparedStatement, type PreparedStatements } from './prepared-statements.js';
@@ -69,20 +70,16 @@ const ADD_LOCK = 8100956956760700016n;
 export class PostgresWebhookStore implements WebhookStore {
   readonly #pool: Connections;
   readonly #prepared: PreparedStatements;
-  readonly #listeners: (() => void)[] = [];
+  readonly #written: MessagesWritten;
 
-  constructor(pool: Connections, prepared: PreparedStatements) {
+  constructor(pool: Connections, prepared: PreparedStatements, written: MessagesWritten) {
     this.#pool = pool;
+    this.#written = written;
     this.#prepared = prepared;
   }
 
-  /** Called by the plant batch after a commit that wrote messages. */
-  messagesWritten(): void {
-    for (const listener of this.#listeners) listener();
-  }
-
   onMessagesWritten(listener: () => void): void {
-    this.#listeners.push(listener);
+    this.#written.add(listener);
   }
 
   async addSubscription(subscription: NewSubscription, allowDuplicate: boolean): Promise<Subscription | { duplicateOf: number }> {

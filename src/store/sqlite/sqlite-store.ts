@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import type { NewPlant } from '../../plants/plant.js';
 import { type SchemaChange, schemaState, type SchemaState, StoreMissing, type StoreOpening } from '../migration.js';
 import type { RateLimitStore } from '../rate-limit-store.js';
-import type { WebhookStore } from '../webhook-store.js';
+import { MessagesWritten, type WebhookStore } from '../webhook-store.js';
 import {
   type CreatePlantResult,
   type NewTokenRecord,
@@ -72,9 +72,10 @@ export class SqliteStore implements Store {
     this.#db = db;
     this.#outbox = outbox;
     this.rateLimits = new SqliteRateLimitStore(outbox);
-    const webhooks = new SqliteWebhookStore(outbox);
+    const written = new MessagesWritten();
+    const webhooks = new SqliteWebhookStore(outbox, written);
     this.webhooks = webhooks;
-    this.#plantBatch = new SqlitePlantBatch(db, () => webhooks.messagesWritten());
+    this.#plantBatch = new SqlitePlantBatch(db, written.tell);
     this.#statements = {
       listPlants: db.prepare('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?').safeIntegers(true),
       listPlantsFromStart: db.prepare('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?').safeIntegers(true),

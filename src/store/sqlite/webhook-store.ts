@@ -1,15 +1,16 @@
 import type Database from 'better-sqlite3';
-import type {
-  ClaimedMessage,
-  MessageState,
-  NewSubscription,
-  OutboxMessage,
-  SecretRotation,
-  Settlement,
-  Subscription,
-  SubscriptionChange,
-  SubscriptionSummary,
-  WebhookStore,
+import {
+  type ClaimedMessage,
+  type MessageState,
+  type NewSubscription,
+  type OutboxMessage,
+  type SecretRotation,
+  type Settlement,
+  type Subscription,
+  type SubscriptionChange,
+  type SubscriptionSummary,
+  type WebhookStore,
+  MessagesWritten,
 } from '../webhook-store.js';
 import { translateErrors } from './errors.js';
 import { type PlantRow, toNewPlant } from './plant-batch.js';
@@ -57,12 +58,13 @@ interface SummaryRow {
  */
 export class SqliteWebhookStore implements WebhookStore {
   readonly #db: Database.Database;
-  readonly #listeners: (() => void)[] = [];
+  readonly #written: MessagesWritten;
   readonly #statements;
   readonly #unpacker: BatchUnpacker;
 
-  constructor(db: Database.Database) {
+  constructor(db: Database.Database, written: MessagesWritten) {
     this.#db = db;
+    this.#written = written;
     this.#unpacker = new BatchUnpacker(db);
     this.#statements = {
       insert: db.prepare(
@@ -143,13 +145,8 @@ export class SqliteWebhookStore implements WebhookStore {
     };
   }
 
-  /** Called by the plant batch after a commit that wrote messages. */
-  messagesWritten(): void {
-    for (const listener of this.#listeners) listener();
-  }
-
   onMessagesWritten(listener: () => void): void {
-    this.#listeners.push(listener);
+    this.#written.add(listener);
   }
 
   async addSubscription(subscription: NewSubscription, allowDuplicate: boolean): Promise<Subscription | { duplicateOf: number }> {
