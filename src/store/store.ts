@@ -142,6 +142,36 @@ export interface StoredToken extends TokenRecord {
   hash: string;
 }
 
+/** A tokens row as both stores read it, its times as the driver gives them (`T`). */
+export interface TokenRow<T> {
+  id: number | string;
+  name: string;
+  created_at: T;
+  expires_at: T | null;
+  revoked_at: T | null;
+  last_used_at: T | null;
+  rate_limit: string | null;
+}
+
+/** A token's record from its row, `toDate` reading each of its times. */
+export function tokenRecord<T>(row: TokenRow<T>, toDate: (time: T) => Date): TokenRecord {
+  const optional = (time: T | null) => (time === null ? null : toDate(time));
+  return {
+    id: Number(row.id),
+    name: row.name,
+    createdAt: toDate(row.created_at),
+    expiresAt: optional(row.expires_at),
+    revokedAt: optional(row.revoked_at),
+    lastUsedAt: optional(row.last_used_at),
+    rateLimit: row.rate_limit,
+  };
+}
+
+/** A stored token without its hash, as `listTokens` answers it. */
+export function withoutHash({ hash: _hash, ...record }: StoredToken): TokenRecord {
+  return record;
+}
+
 /** What `importTokens` throws when a token's id or active name is taken here by a different token. */
 export function tokenClash(token: StoredToken): Error {
   return new Error(`token ${token.id} (${token.name}): its id or active name is held by a different token here`);

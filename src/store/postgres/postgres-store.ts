@@ -8,8 +8,11 @@ import {
   type StoredToken,
   tokenClash,
   type TokenRecord,
+  tokenRecord,
   type TokenRef,
+  type TokenRow as StoreTokenRow,
   type TokenUse,
+  withoutHash,
 } from '../store.js';
 import type { RateLimitStore } from '../rate-limit-store.js';
 import { MessagesWritten, type WebhookStore } from '../webhook-store.js';
@@ -22,15 +25,9 @@ import { PreparedStatements } from './prepared-statements.js';
 import { PostgresWebhookStore } from './webhook-store.js';
 import { inTransaction, rollBack } from './transaction.js';
 
-interface TokenRow {
-  id: string;
-  name: string;
+/** node-postgres reads TIMESTAMPTZ as Dates and BIGINT as strings. */
+interface TokenRow extends StoreTokenRow<Date> {
   hash: string;
-  created_at: Date;
-  expires_at: Date | null;
-  revoked_at: Date | null;
-  last_used_at: Date | null;
-  rate_limit: string | null;
 }
 
 /** The tokens of a name that still work at $1 (a token retiring after a rotation works until its revoked_at) stop then. */
@@ -168,7 +165,7 @@ export class PostgresStore implements Store {
   }
 
   async listTokens(): Promise<TokenRecord[]> {
-    return (await this.exportTokens()).map(({ hash: _hash, ...record }) => record);
+    return (await this.exportTokens()).map(withoutHash);
   }
 
   async exportTokens(): Promise<StoredToken[]> {
@@ -296,13 +293,5 @@ function isNoSuchDatabase(error: unknown): boolean {
 }
 
 function toTokenRecord(row: TokenRow): TokenRecord {
-  return {
-    id: Number(row.id),
-    name: row.name,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    revokedAt: row.revoked_at,
-    lastUsedAt: row.last_used_at,
-    rateLimit: row.rate_limit,
-  };
+  return tokenRecord(row, (time) => time);
 }

@@ -11,8 +11,11 @@ import {
   type StoredToken,
   tokenClash,
   type TokenRecord,
+  tokenRecord,
   type TokenRef,
+  type TokenRow as StoreTokenRow,
   type TokenUse,
+  withoutHash,
 } from '../store.js';
 import { backUpStore, type BackupReport } from './backup.js';
 import Database from 'better-sqlite3';
@@ -29,15 +32,8 @@ const BUSY_TIMEOUT_MS = 5000;
 const NO_FILE = 'no such file';
 const NO_SCHEMA = 'the file holds no plantstore tables';
 
-interface TokenRow {
-  id: number;
-  name: string;
-  created_at: number;
-  expires_at: number | null;
-  revoked_at: number | null;
-  last_used_at: number | null;
-  rate_limit: string | null;
-}
+/** Times are milliseconds since the epoch. */
+type TokenRow = StoreTokenRow<number>;
 
 /** What a transaction throws to be rolled back when a concurrent command took the name (see `replaceToken`). */
 const NAME_TAKEN = Symbol('name-taken');
@@ -229,7 +225,7 @@ export class SqliteStore implements Store {
   }
 
   async listTokens(): Promise<TokenRecord[]> {
-    return (await this.exportTokens()).map(({ hash: _hash, ...record }) => record);
+    return (await this.exportTokens()).map(withoutHash);
   }
 
   async exportTokens(): Promise<StoredToken[]> {
@@ -335,15 +331,7 @@ export class SqliteStore implements Store {
 }
 
 function toTokenRecord(row: TokenRow): TokenRecord {
-  return {
-    id: row.id,
-    name: row.name,
-    createdAt: new Date(row.created_at),
-    expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
-    revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
-    lastUsedAt: row.last_used_at === null ? null : new Date(row.last_used_at),
-    rateLimit: row.rate_limit,
-  };
+  return tokenRecord(row, (time) => new Date(time));
 }
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
