@@ -13,7 +13,7 @@ import { plantsRoute } from './http/fastify/plants-route.js';
 import { systemRoutes } from './http/fastify/system-routes.js';
 import { clientErrorHandler } from './http/node/client-error-handler.js';
 import { ConnectionsPerAddress } from './http/node/connections-per-address.js';
-import { directCreate } from './http/node/direct-create.js';
+import { plantsFastPath } from './http/node/plants-fast-path.js';
 import { httpServer } from './http/node/http-server.js';
 import { requestId } from './http/request-id.js';
 import { LogThrottle } from './observability/log-throttle.js';
@@ -111,7 +111,7 @@ export function buildApp(config: AppConfig, store: Store, options: AppOptions = 
   const rateLimiter = rateLimiterOf(store, logger);
   const pipeline = new CreatePipeline({ writer, verifier, limiter, metrics, rateLimiter, defaultRateLimit: config.rateLimit });
   const record = recordCompletion(logger, metrics);
-  const direct = directCreate({
+  const direct = plantsFastPath({
     pipeline,
     record,
     logger,

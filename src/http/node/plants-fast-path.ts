@@ -14,7 +14,7 @@ import { requestId } from '../request-id.js';
 /** Takes a request and answers it, or returns false and leaves it untouched for Fastify. */
 export type DirectRoute = (request: IncomingMessage, response: ServerResponse) => boolean;
 
-export interface DirectCreateDeps {
+export interface FastPathDeps {
   pipeline: CreatePipeline;
   record: RecordCompletion;
   /** The app's logger; a request's own is made from it only when the request logs a line. */
@@ -34,7 +34,7 @@ export interface DirectCreateDeps {
 export const GLOBAL_HOOKS_APPLIED: Readonly<Record<string, readonly string[]>> = {
   // answerHeaderList writes the security headers and the request id.
   onRequest: ['answerHeaders'],
-  // DirectCreate.answer records the access line and the duration.
+  // FastPathCreate.answer records the access line and the duration.
   onResponse: ['recordCompletion'],
 };
 
@@ -53,7 +53,7 @@ const ROUTE = '/plants';
  * request goes to Fastify. From the body on, both adapters run the same
  * pipeline.
  */
-export function directCreate(deps: DirectCreateDeps): DirectRoute {
+export function plantsFastPath(deps: FastPathDeps): DirectRoute {
   return (request, response) => {
     if (request.url !== ROUTE || request.method !== 'POST') return false;
     const headers = request.headers;
@@ -61,26 +61,26 @@ export function directCreate(deps: DirectCreateDeps): DirectRoute {
     if (!(length > 0 && length <= deps.bodyLimit) || headers['transfer-encoding'] !== undefined) return false;
     const caller = deps.pipeline.rememberedCaller(headers);
     if (caller === undefined) return false;
-    new DirectCreate(deps, request, response, caller).readBody(length);
+    new FastPathCreate(deps, request, response, caller).readBody(length);
     return true;
   };
 }
 
 /** One create on the fast path, from its headers to its answer. */
-class DirectCreate implements CompletedRequest, PendingCreate {
+class FastPathCreate implements CompletedRequest, PendingCreate {
   readonly id: string;
   readonly method = 'POST';
   readonly url = ROUTE;
   readonly caller: Caller;
   rateLimited: PolicyName | undefined = undefined;
   readonly span: Span | undefined;
-  readonly #deps: DirectCreateDeps;
+  readonly #deps: FastPathDeps;
   readonly #request: IncomingMessage;
   readonly #response: ServerResponse;
   readonly #start = performance.now();
   #log: Logger | undefined;
 
-  constructor(deps: DirectCreateDeps, request: IncomingMessage, response: ServerResponse, caller: Caller) {
+  constructor(deps: FastPathDeps, request: IncomingMessage, response: ServerResponse, caller: Caller) {
     this.#deps = deps;
     this.#request = request;
     this.#response = response;
