@@ -74,7 +74,7 @@ const writer = new GroupCommit(instant as unknown as Store, { maxBatch: 1000, ma
 let id = 0n;
 const batchOf64 = (create: () => Promise<unknown>) => Promise.all(Array.from({ length: 64 }, create));
 await measure('group commit, per create: a promise and an async handler (before)', 1000, async () => {
-  await batchOf64(async () => (await writer.create({ id: ++id, name: 'a' })).outcome);
+  await batchOf64(async () => (await new Promise<{ outcome: string }>((resolve, reject) => writer.add({ id: ++id, name: 'a' }, (error, result) => (error === undefined ? resolve(result!) : reject(error))))).outcome);
 }, 64);
 await measure('group commit, per create: a callback (after)', 1000, async () => {
   await batchOf64(() => new Promise((answered) => writer.add({ id: ++id, name: 'a' }, answered)));

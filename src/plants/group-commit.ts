@@ -61,11 +61,7 @@ export class GroupCommit implements PlantWriter {
     this.#options = options;
   }
 
-  create(plant: NewPlant): Promise<CreatePlantResult> {
-    return new Promise((resolve, reject) => this.add(plant, (error, result) => (error === undefined ? resolve(result!) : reject(error))));
-  }
-
-  /** `create` with a callback (see PlantWriter): with OVERLOADED when the queue is full. */
+  /** Queues `plant` for the next batch; `done` gets its outcome, or OVERLOADED when the queue is full (see PlantWriter). */
   add(plant: NewPlant, done: CreateCallback, trace?: SpanContext): void {
     if (this.#queue.length >= this.#options.maxQueue) {
       const overloaded = new ServiceError('OVERLOADED', { detail: `${this.#queue.length} plants are waiting to be written` });

@@ -6,10 +6,15 @@ import { ServiceError } from '../../src/errors.js';
 import { GroupCommit } from '../../src/plants/group-commit.js';
 import type { NewPlant } from '../../src/plants/plant.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { Store } from '../../src/store/store.js';
+import type { CreatePlantResult, Store } from '../../src/store/store.js';
 import { gatedStore } from '../helpers/gated-store.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { within } from '../helpers/until.js';
+
+/** One plant through the group commit, as a promise of its outcome. */
+function commit(writer: GroupCommit, plant: NewPlant): Promise<CreatePlantResult> {
+  return new Promise((resolve, reject) => writer.add(plant, (error, result) => (error === undefined ? resolve(result!) : reject(error))));
+}
 
 function setUp(t: TestContext, options: { maxBatch?: number; maxQueue?: number } = {}) {
   const real = SqliteStore.open(join(tempDir(t), 'p.db'));
@@ -22,10 +27,10 @@ function setUp(t: TestContext, options: { maxBatch?: number; maxQueue?: number }
 test('creates that arrive while a commit is in flight share the next one, and each waits for its own', async (t) => {
   const { real, store, writer } = setUp(t);
   store.hold();
-  const first = writer.create({ id: 1n, name: 'first' });
+  const first = commit(writer, { id: 1n, name: 'first' });
   await nextTurn();
   const settled = new Set<number>();
-  const later = [2n, 3n, 4n, 5n].map((id) => writer.create({ id, name: `later ${id}` }).then((result) => (settled.add(Number(id)), result)));
+  const later = [2n, 3n, 4n, 5n].map((id) => commit(writer, { id, name: `later ${id}` }).then((result) => (settled.add(Number(id)), result)));
   await nextTurn();
   assert.deepEqual(store.batches, [1], 'the later creates wait for the commit in flight');
   assert.equal(settled.size, 0);
@@ -40,24 +45,24 @@ test('creates that arrive while a commit is in flight share the next one, and ea
 
 test('a lone create commits at once, alone', async (t) => {
   const { store, writer } = setUp(t);
-  for (let id = 1n; id <= 5n; id++) assert.deepEqual(await writer.create({ id, name: 'alone' }), { outcome: 'created' });
+  for (let id = 1n; id <= 5n; id++) assert.deepEqual(await commit(writer, { id, name: 'alone' }), { outcome: 'created' });
   assert.deepEqual(store.batches, [1, 1, 1, 1, 1]);
   assert.equal(writer.commits, 5);
 });
 
 test('batches are bounded by maxBatch', async (t) => {
   const { store, writer } = setUp(t, { maxBatch: 3 });
-  await Promise.all(Array.from({ length: 8 }, (_, i) => writer.create({ id: BigInt(i), name: 'x' })));
+  await Promise.all(Array.from({ length: 8 }, (_, i) => commit(writer, { id: BigInt(i), name: 'x' })));
   assert.deepEqual(store.batches, [3, 3, 2]);
 });
 
 test('a full queue refuses with OVERLOADED and stores nothing of the refused create', async (t) => {
   const { real, store, writer } = setUp(t, { maxQueue: 2 });
   store.hold();
-  const inFlight = writer.create({ id: 1n, name: 'in flight' });
+  const inFlight = commit(writer, { id: 1n, name: 'in flight' });
   await nextTurn();
-  const queued = [writer.create({ id: 2n, name: 'queued' }), writer.create({ id: 3n, name: 'queued' })];
-  await assert.rejects(writer.create({ id: 4n, name: 'refused' }), (error: unknown) => {
+  const queued = [commit(writer, { id: 2n, name: 'queued' }), commit(writer, { id: 3n, name: 'queued' })];
+  await assert.rejects(commit(writer, { id: 4n, name: 'refused' }), (error: unknown) => {
     assert.ok(error instanceof ServiceError);
     assert.equal(error.code, 'OVERLOADED');
     assert.equal(error.status, 503);
@@ -95,14 +100,14 @@ test('a failed commit fails every create of its batch, and the next batch goes o
   const { real } = setUp(t);
   const store = await failingFirstWrite(t, real);
   const writer = new GroupCommit(store, { maxBatch: 512, maxQueue: 4096, concurrency: 1 });
-  const doomed = [writer.create({ id: 1n, name: 'a' }), writer.create({ id: 2n, name: 'b' })];
+  const doomed = [commit(writer, { id: 1n, name: 'a' }), commit(writer, { id: 2n, name: 'b' })];
   const results = await Promise.allSettled(doomed);
   assert.deepEqual(results.map((result) => result.status), ['rejected', 'rejected']);
   for (const result of results) {
     assert.ok(result.status === 'rejected' && result.reason instanceof ServiceError && result.reason.code === 'STORE_UNAVAILABLE');
   }
 
-  assert.deepEqual(await writer.create({ id: 3n, name: 'c' }), { outcome: 'created' });
+  assert.deepEqual(await commit(writer, { id: 3n, name: 'c' }), { outcome: 'created' });
   assert.deepEqual(store.batches, [2, 1], 'the failed batch held both creates; the next one committed');
   assert.equal(writer.commits, 2);
   assert.deepEqual((await real.listPlants({ limit: 10 })).map((plant) => plant.id), [3n], 'nothing of the failed batch is stored');
