@@ -107,9 +107,9 @@ export function buildApp(config: AppConfig, store: Store, options: AppOptions = 
     onLookup: (outcome) => metrics.tokenLookups.inc({ outcome }),
   });
   const tokenUseWriter = new TokenUseWriter(store, tokenUses, logger);
-  const limiter = new AuthFailureLimiter({ limit: config.authFailureLimit, windowMs: config.authFailureWindowMs });
+  const authFailures = new AuthFailureLimiter({ limit: config.authFailureLimit, windowMs: config.authFailureWindowMs });
   const rateLimiter = rateLimiterOf(store, logger);
-  const pipeline = new CreatePipeline({ writer, verifier, limiter, metrics, rateLimiter, defaultRateLimit: config.rateLimit });
+  const pipeline = new CreatePipeline({ writer, verifier, authFailures, metrics, rateLimiter, defaultRateLimit: config.rateLimit });
   const record = recordCompletion(logger, metrics);
   const direct = plantsFastPath({
     pipeline,
@@ -181,7 +181,7 @@ export function buildApp(config: AppConfig, store: Store, options: AppOptions = 
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
   systemRoutes(app, { store, stopping: () => app.stopping });
-  metricsRoute(app, { metrics, metricsToken: config.metricsToken, limiter });
+  metricsRoute(app, { metrics, metricsToken: config.metricsToken, authFailures });
   if (config.docs) docsRoutes(app);
   plantsRoute(app, pipeline, requestSpans);
   return app;

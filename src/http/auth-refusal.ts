@@ -3,9 +3,9 @@ import type { Metrics } from '../observability/metrics.js';
 import type { AuthFailureLimiter } from './auth-failure-limiter.js';
 import type { RequestLog } from './error-answer.js';
 
-/** What a refusal is counted in: the app's one limiter, so that every route that asks for a token shares one budget of guesses. */
+/** What a refusal is counted in: the app's one authFailures, so that every route that asks for a token shares one budget of guesses. */
 export interface RefusalDeps {
-  readonly limiter: AuthFailureLimiter;
+  readonly authFailures: AuthFailureLimiter;
   readonly metrics: Metrics;
 }
 
@@ -16,7 +16,7 @@ export interface RefusalDeps {
  * or as `rate_limited` past the limit.
  */
 export function refusedAuthentication(deps: RefusalDeps, address: string, log: RequestLog, error: ServiceError, reason: string): ServiceError {
-  const waitSeconds = deps.limiter.recordFailure(address);
+  const waitSeconds = deps.authFailures.recordFailure(address);
   if (waitSeconds === undefined) {
     deps.metrics.authFailures.inc({ reason });
     return error;

@@ -21,7 +21,7 @@ import { readNewPlant } from './read-new-plant.js';
 export interface CreatePipelineDeps {
   writer: PlantWriter;
   verifier: TokenVerifier;
-  limiter: AuthFailureLimiter;
+  authFailures: AuthFailureLimiter;
   metrics: Metrics;
   rateLimiter: RateLimiter;
   /** RATE_LIMIT: the policy of every client without one of its own; undefined for none. */

@@ -15,9 +15,9 @@ const digest = (text: string) => Buffer.from(hashToken(text));
  * GET /metrics in the Prometheus text format; guarded by a bearer token when
  * METRICS_TOKEN is set. The header is read as POST /plants reads it, and a
  * wrong or missing token counts towards the same limit of failed
- * authentications (`limiter`, keyed by `request.ip`, which TRUST_PROXY sets).
+ * authentications (`authFailures`, keyed by `request.ip`, which TRUST_PROXY sets).
  */
-export function metricsRoute(app: FastifyInstance, deps: { metrics: Metrics; metricsToken: string | undefined; limiter: AuthFailureLimiter }): void {
+export function metricsRoute(app: FastifyInstance, deps: { metrics: Metrics; metricsToken: string | undefined; authFailures: AuthFailureLimiter }): void {
   const expected = deps.metricsToken === undefined ? undefined : digest(deps.metricsToken);
   app.get('/metrics', async (request, reply) => {
     if (expected !== undefined) {
