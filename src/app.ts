@@ -91,7 +91,7 @@ export function buildApp(config: AppConfig, store: Store, options: AppOptions = 
   const metrics = new Metrics();
   const tracing = options.tracing?.({ exported: metrics.spansExported, dropped: metrics.spansDropped });
   const requestSpans = tracing?.requests;
-  const writer = new GroupCommit(store, {
+  const groupCommit = new GroupCommit(store, {
     maxBatch: config.writeBatchMax,
     maxQueue: config.writeQueueMax,
     concurrency: store.writeConcurrency,
@@ -109,7 +109,7 @@ export function buildApp(config: AppConfig, store: Store, options: AppOptions = 
   const tokenUseWriter = new TokenUseWriter(store, tokenUses, logger);
   const authFailures = new AuthFailureLimiter({ limit: config.authFailureLimit, windowMs: config.authFailureWindowMs });
   const rateLimiter = rateLimiterOf(store, logger);
-  const pipeline = new CreatePipeline({ writer, verifier, authFailures, metrics, rateLimiter, defaultRateLimit: config.rateLimit });
+  const pipeline = new CreatePipeline({ groupCommit, verifier, authFailures, metrics, rateLimiter, defaultRateLimit: config.rateLimit });
   const record = recordCompletion(logger, metrics);
   const direct = plantsFastPath({
     pipeline,
@@ -156,7 +156,7 @@ export function buildApp(config: AppConfig, store: Store, options: AppOptions = 
   // node:http closes those past MAX_CONNECTIONS before any code of ours sees them, and says so here.
   app.server.on('drop', () => metrics.connectionsRefused.inc({ limit: 'max_connections' }));
   app.decorate('metricsRegistry', metrics.registry);
-  app.decorate('groupCommit', writer);
+  app.decorate('groupCommit', groupCommit);
   app.decorate('stopping', false);
   app.decorate('tokenVerifier', verifier);
   app.decorateRequest('caller', null);
@@ -164,7 +164,7 @@ export function buildApp(config: AppConfig, store: Store, options: AppOptions = 
   app.decorate('tracing', tracing);
   app.decorateRequest('span', undefined);
   app.decorateRequest('errorBody', undefined);
-  app.addHook('onClose', () => writer.drain());
+  app.addHook('onClose', () => groupCommit.drain());
   // The tokens' last uses are written every few seconds while the app runs, and once more as it closes.
   app.addHook('onReady', async () => tokenUseWriter.start());
   app.addHook('onClose', () => tokenUseWriter.stop());

@@ -5,7 +5,7 @@ import { ServiceError } from '../errors.js';
 import type { Metrics } from '../observability/metrics.js';
 import { createPlant } from '../plants/create-plant.js';
 import type { NewPlant } from '../plants/plant.js';
-import type { PlantWriter } from '../plants/plant-writer.js';
+import type { CommitQueue } from '../plants/plant-writer.js';
 import { clientKey } from '../rate-limits/client-key.js';
 import type { RateDecision, RateLimiter, RateLimitHeaders } from '../rate-limits/rate-limiter.js';
 import type { PolicyName, RatePolicy } from '../rate-limits/rate-policy.js';
@@ -19,7 +19,7 @@ import { mediaTypeProblem } from './json-media-type.js';
 import { readNewPlant } from './read-new-plant.js';
 
 export interface CreatePipelineDeps {
-  writer: PlantWriter;
+  groupCommit: CommitQueue;
   verifier: TokenVerifier;
   authFailures: AuthFailureLimiter;
   metrics: Metrics;
@@ -144,7 +144,7 @@ export class CreatePipeline {
     const metrics = this.#deps.metrics;
     try {
       createPlant(
-        this.#deps.writer,
+        this.#deps.groupCommit,
         plant,
         (error, created) => {
           if (error === undefined) {

@@ -1,7 +1,7 @@
 import type { SpanContext } from '@opentelemetry/api';
 import { ServiceError } from '../errors.js';
 import { type NewPlant, type Plant, toPlant } from './plant.js';
-import type { PlantWriter } from './plant-writer.js';
+import type { CommitQueue } from './plant-writer.js';
 
 /** What creating a plant answers: the plant as stored, and whether it was new. */
 export type Created = { plant: Plant; outcome: 'created' | 'replayed' };
@@ -14,11 +14,11 @@ export type Created = { plant: Plant; outcome: 'created' | 'replayed' };
  * A plant that no store can keep is refused by a throw, before anything is
  * queued; every other outcome comes to `done`, once its transaction is over
  * (a conflict as a PLANT_CONFLICT error). A callback rather than a promise:
- * see PlantWriter.
+ * see CommitQueue.
  */
-export function createPlant(writer: PlantWriter, plant: NewPlant, done: (error: unknown, created?: Created) => void, trace?: SpanContext): void {
+export function createPlant(queue: CommitQueue, plant: NewPlant, done: (error: unknown, created?: Created) => void, trace?: SpanContext): void {
   checkStorablePlant(plant);
-  writer.add(
+  queue.add(
     plant,
     (error, result) => {
       if (error !== undefined) done(error);

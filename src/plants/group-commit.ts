@@ -1,7 +1,7 @@
 import type { SpanContext } from '@opentelemetry/api';
 import { ServiceError } from '../errors.js';
 import type { NewPlant } from './plant.js';
-import type { CreateCallback, CreatePlantResult, PlantBatchWriter, PlantWriter } from './plant-writer.js';
+import type { CreateCallback, CreatePlantResult, PlantBatchWriter, CommitQueue } from './plant-writer.js';
 
 export interface GroupCommitOptions {
   /** Most plants in one transaction. */
@@ -45,7 +45,7 @@ interface Waiting {
  * there is no timer waiting for company, so a lone request sees no added wait.
  * The queue is bounded, so an overload is refused rather than held in memory.
  */
-export class GroupCommit implements PlantWriter {
+export class GroupCommit implements CommitQueue {
   readonly #store: PlantBatchWriter;
   readonly #options: GroupCommitOptions;
   #queue: Waiting[] = [];
@@ -61,7 +61,7 @@ export class GroupCommit implements PlantWriter {
     this.#options = options;
   }
 
-  /** Queues `plant` for the next batch; `done` gets its outcome, or OVERLOADED when the queue is full (see PlantWriter). */
+  /** Queues `plant` for the next batch; `done` gets its outcome, or OVERLOADED when the queue is full (see CommitQueue). */
   add(plant: NewPlant, done: CreateCallback, trace?: SpanContext): void {
     if (this.#queue.length >= this.#options.maxQueue) {
       const overloaded = new ServiceError('OVERLOADED', { detail: `${this.#queue.length} plants are waiting to be written` });

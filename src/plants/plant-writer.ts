@@ -25,7 +25,7 @@ export type CreateCallback = (error: unknown, result?: CreatePlantResult) => voi
  * between the transaction and its answer. `done` is called once, never
  * before `add` returns.
  */
-export interface PlantWriter {
+export interface CommitQueue {
   /** `trace`: the request's span, when traces are on, which the commit links to and the plant's webhook messages continue. */
   add(plant: NewPlant, done: CreateCallback, trace?: SpanContext): void;
 }
