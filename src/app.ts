@@ -69,8 +69,8 @@ export type AppConfig = TokenSettings &
 /** How often node:http looks for requests past their timeouts: a 408 comes up to this long after its deadline. */
 export const CONNECTIONS_CHECK_INTERVAL_MS = 1000;
 
-/** At most one log line per this long about connections refused for their address; the metric counts each. */
-export const REFUSED_CONNECTION_LOG_INTERVAL_MS = 10_000;
+/** At most one warning line per this long for a recurring event: connections refused for their address, rate-limit slices not given back. */
+export const RECURRING_WARNING_INTERVAL_MS = 10_000;
 
 /** What else an app may be built with. */
 export interface AppOptions {
@@ -189,7 +189,7 @@ export function buildApp(config: AppConfig, store: Store, options: AppOptions = 
 
 /** The rate limits' share of the store; what it cannot give back or prune is logged, at most a line per interval. */
 function rateLimiterOf(store: Store, logger: { warn(fields: object, message: string): void }): RateLimiter {
-  const lines = new LogThrottle(REFUSED_CONNECTION_LOG_INTERVAL_MS);
+  const lines = new LogThrottle(RECURRING_WARNING_INTERVAL_MS);
   return new RateLimiter(store.rateLimits, {
     onError: (error) => {
       const unlogged = lines.take();
@@ -201,7 +201,7 @@ function rateLimiterOf(store: Store, logger: { warn(fields: object, message: str
 /** MAX_CONNECTIONS_PER_ADDRESS, counting and logging what it refuses; undefined when it is 0. */
 function connectionsPerAddress(config: AppConfig, logger: { warn(fields: object, message: string): void }, metrics: Metrics): ConnectionsPerAddress | undefined {
   if (config.maxConnectionsPerAddress === 0) return undefined;
-  const lines = new LogThrottle(REFUSED_CONNECTION_LOG_INTERVAL_MS);
+  const lines = new LogThrottle(RECURRING_WARNING_INTERVAL_MS);
   return new ConnectionsPerAddress({
     limit: config.maxConnectionsPerAddress,
     exempt: trustedPeer(config.trustProxy),

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
-import { REFUSED_CONNECTION_LOG_INTERVAL_MS } from '../../src/app.js';
+import { RECURRING_WARNING_INTERVAL_MS } from '../../src/app.js';
 import { errorCatalogue } from '../../src/errors.js';
 import { REFUSED_LINGER_MS } from '../../src/http/node/connections-per-address.js';
 import { sqlite } from '../helpers/backends.js';
@@ -101,7 +101,7 @@ test('an address holding MAX_CONNECTIONS_PER_ADDRESS connections is answered 429
   assert.equal(stopped, 0);
   const lines = server.logs.filter((line) => line['msg'] === REFUSAL_LINE);
   // One line for the burst, however many refusals: at most one per interval.
-  assert.ok(lines.length >= 1 && lines.length <= 1 + Math.floor(refusalsSpan / REFUSED_CONNECTION_LOG_INTERVAL_MS), `${lines.length} lines for 4 refusals`);
+  assert.ok(lines.length >= 1 && lines.length <= 1 + Math.floor(refusalsSpan / RECURRING_WARNING_INTERVAL_MS), `${lines.length} lines for 4 refusals`);
   assert.deepEqual(
     { level: lines[0]!['level'], ip: lines[0]!['ip'], key: lines[0]!['key'], limit: lines[0]!['limit'], unlogged: lines[0]!['unlogged'] },
     { level: 40, ip: CLIENT, key: CLIENT, limit: 2, unlogged: 0 },
