@@ -1,8 +1,7 @@
 import type { Connections } from './primary-pool.js';
 import { preparedStatement, type PreparedStatements } from './prepared-statements.js';
 import type { NewPlant } from '../../plants/plant.js';
-import { CREATED, type CreatePlantResult, outcomeAgainst, plantFromRow } from '../store.js';
-import { isTraceParent } from '../trace-parent.js';
+import { CREATED, type CreatePlantResult, isTraceParent, outcomeAgainst, plantFromRow } from '../store.js';
 
 export interface PlantRow {
   id: string;

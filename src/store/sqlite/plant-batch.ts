@@ -1,7 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { NewPlant } from '../../plants/plant.js';
-import { CREATED, type CreatePlantResult, outcomeAgainst, plantFromRow } from '../store.js';
-import { isTraceParent } from '../trace-parent.js';
+import { CREATED, type CreatePlantResult, isTraceParent, outcomeAgainst, plantFromRow } from '../store.js';
 
 export interface PlantRow {
   id: bigint;
