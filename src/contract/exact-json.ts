@@ -103,7 +103,7 @@ const SAFE_DIGITS = 15;
  * error), for anything else: invalid JSON, a nested value, a fraction or an
  * exponent, an integer past 19 digits, a key written with an escape or given
  * twice, or a `__proto__` or `constructor` key. What it answers is what the
- * general path answers for the same text; test/http/exact-json.test.ts
+ * general path answers for the same text; test/contract/exact-json.test.ts
  * proves it on generated texts.
  */
 export function parseFlatObject(text: string): Record<string, unknown> | undefined {

@@ -59,7 +59,7 @@ const MOST_DURATION = 24;
  * remembered for the values it was last made from and made again only when
  * they change (method, path and status; address and caller), and the rest
  * is written digit by digit and character by character. No string is made
- * for a line, and none is encoded. test/http/access-line.test.ts proves the
+ * for a line, and none is encoded. test/observability/access-line.test.ts proves the
  * bytes equal to pino's line for generated requests.
  */
 export class AccessLines {

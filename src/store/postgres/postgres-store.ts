@@ -52,7 +52,8 @@ const NO_SUCH_DATABASE = '3D000';
  * node-postgres connections, for many service instances on one database.
  *
  * Every plant batch and token write is one autocommit statement (a token
- * import and a migration are one transaction each), so it has returned only
+ * import, a token replacement and a migration are one transaction each,
+ * through transaction.ts), so it has returned only
  * after the database committed it. No state outlives a transaction but the
  * batch's named statement, which the store stops using on the first sign that
  * the connections do not keep it; there are no session advisory locks or
