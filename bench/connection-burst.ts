@@ -1,7 +1,7 @@
 // npx tsx bench/connection-burst.ts [--rounds N] [--store sqlite|postgres] [--connections C] [--burst B]
 // How long clients that connect at once wait for their first answer while a process is saturated:
 // the durable floor (one listening socket) and the service (eight where Node.js has reusePort,
-// src/http/node/acceptors.ts), each under wrk at C connections (64), each round on a fresh store.
+// src/http/server/acceptors.ts), each under wrk at C connections (64), each round on a fresh store.
 // B clients (64) connect at once, each posting one plant; printed: the median and the slowest of
 // their first answers, in ms, and the load's own figures. libuv accepts one connection per turn of
 // the event loop on each listening socket, so on one socket the slowest waits B turns.

@@ -50,7 +50,7 @@ const LAYERS: [string, RegExp][] = [
   ['contract/ (exact parse, Ajv, serialisers)', /\/dist\/contract\/|lossless-json|secure-json-parse|node_modules\/(ajv|fast-json-stringify|fast-uri)/],
   ['observability/ (logger, access line, metrics), pino, prom-client', /\/dist\/observability\/|pino|sonic-boom|prom-client/],
   ['tokens/', /\/dist\/tokens\//],
-  ['http/node/ (the fast path)', /\/dist\/http\/node\//],
+  ['http/fast-path/ and http/server/ (the fast path, sockets, limits)', /\/dist\/http\/(fast-path|server)\//],
   ['http/fastify/ and Fastify', /\/dist\/http\/fastify\/|node_modules\/(fastify|find-my-way|avvio|@fastify|toad-cache|fast-querystring)/],
   ['http/ (create pipeline, headers, request id)', /\/dist\/http\/|node:internal\/crypto/],
   ['app.ts, config, errors', /\/dist\/[a-z-]+\.js/],

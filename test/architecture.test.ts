@@ -60,7 +60,7 @@ const FORBIDDEN: [RegExp, RegExp, string][] = [
   [/^plants\//, /^(http|cli|store|webhooks)\/|^app\.ts$/, 'the domain defines interfaces that the rest implements'],
   [/^store\//, /^(http|cli)\/|^app\.ts$/, 'a store serves every caller alike'],
   [/^contract\//, /^(http|cli|plants|store|tokens|webhooks)\/|^app\.ts$/, 'the contract is neutral: every layer may use it'],
-  [/^http\/[^/]+\.ts$|^http\/node\//, /^fastify$/, 'the create pipeline and the node:http adapter have no Fastify in them'],
+  [/^http\/[^/]+\.ts$|^http\/(server|fast-path)\//, /^fastify$/, 'the create pipeline, the server under both adapters and the fast path have no Fastify in them'],
 ];
 
 test('imports run one way: nothing in plants/ or store/ imports http/, cli/ or app.ts, and the pipeline is framework-free', () => {

@@ -6,7 +6,7 @@ import type { Caller } from '../tokens/token-verifier.js';
 /**
  * What the access line needs of an answered request, whichever way it was
  * served: a Fastify request has these fields, and so has a create served on
- * node:http directly (http/node/plants-fast-path.ts).
+ * node:http directly (http/fast-path/plants-fast-path.ts).
  */
 export interface CompletedRequest {
   /** The request id (request-id.ts): a well-formed one holds nothing that JSON would escape. */

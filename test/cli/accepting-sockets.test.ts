@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { type TestContext, test } from 'node:test';
-import { ACCEPTING_SOCKETS } from '../../src/http/node/acceptors.js';
+import { ACCEPTING_SOCKETS } from '../../src/http/server/acceptors.js';
 import { sqlite } from '../helpers/backends.js';
 import { createToken, runCli, startServer } from '../helpers/processes.js';
 import { connectionRefused, type RawConnection, rawConnection } from '../helpers/raw-http.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { RECURRING_WARNING_INTERVAL_MS } from '../../src/app.js';
 import { errorCatalogue } from '../../src/errors.js';
-import { REFUSED_LINGER_MS } from '../../src/http/node/connections-per-address.js';
+import { REFUSED_LINGER_MS } from '../../src/http/server/connections-per-address.js';
 import { sqlite } from '../helpers/backends.js';
 import { createToken, startServer } from '../helpers/processes.js';
 import { type RawConnection, rawConnection } from '../helpers/raw-http.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { type TestContext, test } from 'node:test';
-import { LINGER_MS } from '../../src/http/node/answer-before-body.js';
+import { LINGER_MS } from '../../src/http/server/answer-before-body.js';
 import { generateToken } from '../../src/tokens/api-token.js';
 import { type Answer, createRequest, splitAnswers } from '../helpers/http-answers.js';
 import { claims, jwtApp, makeKey, signToken, startKeySetServer } from '../helpers/key-set-server.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { GLOBAL_HOOKS_APPLIED } from '../../src/http/node/plants-fast-path.js';
+import { GLOBAL_HOOKS_APPLIED } from '../../src/http/fast-path/plants-fast-path.js';
 import { testApp } from '../helpers/test-app.js';
 
 /** The hooks Fastify runs for a request (fastify/lib/hooks.js); the app's lifecycle hooks (onReady, onClose, ...) are not a request's. */
@@ -27,7 +27,7 @@ test('every global Fastify hook a request runs is one the node:http fast path ap
     assert.deepEqual(
       globalRequestHooks(app),
       GLOBAL_HOOKS_APPLIED,
-      'the creates served on node:http never run Fastify hooks: do the new hook\'s work in src/http/node/plants-fast-path.ts as well, then list it in GLOBAL_HOOKS_APPLIED',
+      'the creates served on node:http never run Fastify hooks: do the new hook\'s work in src/http/fast-path/plants-fast-path.ts as well, then list it in GLOBAL_HOOKS_APPLIED',
     );
   }
 });

@@ -3,10 +3,10 @@ import { once } from 'node:events';
 import { createServer as createHttpServer, request, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { test, type TestContext } from 'node:test';
-import { adoptConnection, answerInFlight, connectionCount, countsConnections } from '../../src/http/node/node-internals.js';
+import { adoptConnection, answerInFlight, connectionCount, countsConnections } from '../../src/http/server/node-internals.js';
 
 // Each private field of Node.js the service uses, checked on the running line:
-// a failure names the field that has gone, and src/http/node/node-internals.ts the code that needs it.
+// a failure names the field that has gone, and src/http/server/node-internals.ts the code that needs it.
 
 async function listening<T extends Server>(t: TestContext, server: T): Promise<T> {
   server.listen(0, '127.0.0.1');

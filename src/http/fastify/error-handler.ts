@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { SECURITY_HEADERS } from '../answer-headers.js';
 import { bodyTooLarge, errorAnswer } from '../error-answer.js';
-import { answerBeforeBody } from '../node/answer-before-body.js';
+import { answerBeforeBody } from '../server/answer-before-body.js';
 import { sendAnswer } from './send-answer.js';
 
 type ErrorHandler = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void;
@@ -14,7 +14,7 @@ type ErrorHandler = (error: FastifyError, request: FastifyRequest, reply: Fastif
  * Most come before the request's body is read (a refused token or media
  * type, a body over the limit): such an answer is the request's only one,
  * and the connection closes after it unless the body had arrived whole
- * (node/answer-before-body.ts).
+ * (server/answer-before-body.ts).
  */
 export function errorHandlers(bodyLimit: number): { errorHandler: ErrorHandler; frameworkErrors: ErrorHandler } {
   const tooLarge = bodyTooLarge(bodyLimit);

@@ -5,7 +5,7 @@ import { SECURITY_HEADERS } from '../answer-headers.js';
 /**
  * The hooks that every request Fastify serves runs. The node:http fast
  * path does the same work itself and lists these hooks by name
- * (GLOBAL_HOOKS_APPLIED in ../node/plants-fast-path.ts); a test keeps the app's
+ * (GLOBAL_HOOKS_APPLIED in ../fast-path/plants-fast-path.ts); a test keeps the app's
  * hooks and that list equal, so name each hook's function.
  */
 export function addGlobalHooks(app: FastifyInstance, record: RecordCompletion): void {

@@ -28,7 +28,7 @@ declare module 'fastify' {
  * reaches the handler as text (the app's JSON parser keeps it so), and the
  * pipeline parses, validates and creates. The creates whose headers already
  * settle everything but the body never get here: the node:http adapter
- * serves them (../node/plants-fast-path.ts).
+ * serves them (../fast-path/plants-fast-path.ts).
  */
 export function plantsRoute(app: FastifyInstance, pipeline: CreatePipeline, spans: RequestSpans | undefined): void {
   const admit: onRequestHookHandler = (request, _reply, done) => {
