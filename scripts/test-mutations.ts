@@ -49,7 +49,8 @@ function tryMutation(scratch: string, mutation: Mutation): { caught: boolean; se
   try {
     build(scratch, false);
     const pattern = mutation.pattern === undefined ? [] : ['--test-name-pattern', mutation.pattern];
-    const tested = run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=tap', ...pattern, ...mutation.tests], scratch);
+    // --test-force-exit: a mutation that leaks a handle must not keep the run waiting after its tests end.
+    const tested = run(process.execPath, ['--import', 'tsx', '--test', '--test-force-exit', '--test-concurrency=1', '--test-reporter=tap', ...pattern, ...mutation.tests], scratch);
     const failed = [...tested.output.matchAll(/^not ok \d+ - (.*)$/gm)].map((match) => match[1]!);
     return { caught: !tested.ok, seconds: (performance.now() - started) / 1000, failed };
   } finally {

@@ -10,7 +10,7 @@ import type { DeliverySpans } from '../../src/tracing/delivery-spans.js';
 import { addSubscription } from '../../src/webhooks/subscriptions.js';
 import { type DispatcherOptions, WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.js';
 import { sqlite } from '../helpers/backends.js';
-import { until } from '../helpers/until.js';
+import { until, within } from '../helpers/until.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 // The dispatcher on a real store and a real receiver, with faults put in
@@ -41,7 +41,8 @@ async function setUp(t: TestContext): Promise<Setup> {
   const log = pino({ level: 'debug' }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
   let dispatcher: WebhookDispatcher | undefined;
   t.after(async () => {
-    await dispatcher?.stop(1000);
+    // Bounded: a slot that is never freed would keep the stop waiting for it.
+    if (dispatcher !== undefined) await within('the dispatcher stops', dispatcher.stop(1000), 10_000);
     await store.close();
   });
   return {
