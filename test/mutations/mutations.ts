@@ -89,7 +89,7 @@ export const MUTATIONS: readonly Mutation[] = [
     name: 'shutdown-drain',
     promise: 'On SIGTERM the creates accepted are committed and answered before the process exits',
     file: 'src/app.ts',
-    from: "app.addHook('onClose', () => writer.drain());",
+    from: "app.addHook('onClose', () => groupCommit.drain());",
     to: '',
     tests: ['test/plants/group-commit-drain.test.ts'],
     pattern: 'closing the app',
