@@ -33,7 +33,6 @@ import type { Tracing } from './tracing/tracing.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The app's group commit, for metrics and tests. */
     groupCommit: GroupCommit;
     /** Set when the process begins to stop: readiness fails from then on, so load balancers send elsewhere. */
     stopping: boolean;
@@ -72,7 +71,6 @@ export const CONNECTIONS_CHECK_INTERVAL_MS = 1000;
 /** At most one warning line per this long for a recurring event: connections refused for their address, rate-limit slices not given back. */
 export const RECURRING_WARNING_INTERVAL_MS = 10_000;
 
-/** What else an app may be built with. */
 export interface AppOptions {
   /** What token expiry and the token cache are judged by (Date.now by default): tests move it. */
   now?: () => number;
@@ -80,11 +78,7 @@ export interface AppOptions {
   tracing?: StartTracing | undefined;
 }
 
-/**
- * Builds the HTTP application on a store. It never listens: the serve
- * command does, and tests inject requests or listen on a port of their own.
- * The store stays the caller's to close.
- */
+/** Builds the HTTP application on a store; it never listens (serve and tests do), and the store stays the caller's to close. */
 export function buildApp(config: AppConfig, store: Store, options: AppOptions = {}): FastifyInstance {
   // What the routes need is made first, so that both adapters get it whole.
   const logger = createLogger(config.logLevel);
@@ -136,15 +130,12 @@ export function buildApp(config: AppConfig, store: Store, options: AppOptions = 
     // A path Fastify cannot decode is refused before routing, with the contract's Error, not Fastify's own body.
     frameworkErrors,
     genReqId: requestId,
-    // The client's address for the failed-authentication limit and the access line: the peer, or
-    // with TRUST_PROXY the nearest address in X-Forwarded-For that no trusted proxy added.
+    // The client is the peer, or with TRUST_PROXY the nearest X-Forwarded-For address no trusted proxy added.
     trustProxy: config.trustProxy === undefined ? false : [...config.trustProxy],
-    // A request that reaches a stopping server on a connection it already had is served (and
-    // answered with Connection: close), not refused with Fastify's own 503 body, which is not the
-    // contract's Error: the store stays open until every such request is answered.
+    // A request on a connection a stopping server already had is served (with Connection: close), not given
+    // Fastify's own 503 body, which is not the contract's Error; the store stays open until it is answered.
     return503OnClosing: false,
-    // Slow clients (slowloris) get 408 instead of holding a connection forever; the timeouts are
-    // checked every second rather than Node's default of every 30 s.
+    // Slow clients (slowloris) get a 408 rather than holding a connection; Node's default checks only every 30 s.
     http: {
       headersTimeout: config.headersTimeoutMs,
       connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,

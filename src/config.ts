@@ -2,13 +2,8 @@ import { ConfigError } from './config/config-error.js';
 import { JWT_SETTINGS, SERVE_SETTINGS, type ServeConfig, type SettingValues, STORE_SETTINGS, type StoreConfig } from './config/setting-groups.js';
 import { flagOf, type Setting, type SettingName, settings } from './config/settings.js';
 
-/*
- * Settings: every one the service has, read once from the environment and
- * the command line (a flag wins over its variable), validated, and frozen.
- * This module alone reads them, from the environment a command is given
- * rather than `process.env`, so that a test can give a command its own.
- * Each setting is described once, in the table of ./config/settings.ts.
- */
+// The one reader of settings, from the environment a command is given rather than `process.env`,
+// so that a test can give a command its own.
 
 export { ConfigError } from './config/config-error.js';
 export { type DatabaseLocation, parseDatabaseUrl } from './config/database-url.js';
@@ -33,9 +28,8 @@ export function loadServeConfig(sources: Sources): ServeConfig {
   if (config.otelBspMaxExportBatchSize > config.otelBspMaxQueueSize) {
     throw new ConfigError(`OTEL_BSP_MAX_EXPORT_BATCH_SIZE must be at most OTEL_BSP_MAX_QUEUE_SIZE (${config.otelBspMaxQueueSize}), got ${config.otelBspMaxExportBatchSize}`);
   }
-  // The whole request includes its headers, so its deadline bounds theirs too. Node's HTTP server
-  // applies neither as set when headersTimeout > requestTimeout (REQUEST_TIMEOUT_MS=700 with the
-  // default 10000 cuts a slow body off only after 11 s), so the smaller one is the headers' deadline.
+  // The whole request includes its headers, so its deadline bounds theirs; Node's HTTP server
+  // applies neither as set when headersTimeout > requestTimeout.
   return Object.freeze({ ...config, headersTimeoutMs: Math.min(config.headersTimeoutMs, config.requestTimeoutMs) });
 }
 
@@ -61,12 +55,10 @@ export function loadSettings<N extends SettingName>(names: readonly N[], { env, 
   return Object.freeze(config) as SettingValues<N>;
 }
 
-/** Whether a setting was given at all, by its flag or a non-empty variable. */
 function isGiven(setting: { env: string }, { env, flags }: Sources): boolean {
   return flags[flagOf(setting)] !== undefined || (env[setting.env] ?? '') !== '';
 }
 
-/** The rules between the JWT settings, each broken one a line that names a setting. */
 function checkJwtSettings(config: ServeConfig, sources: Sources): void {
   if (config.jwtIssuer === undefined) {
     const stray = JWT_SETTINGS.find((name) => isGiven(settings[name], sources));

@@ -1,19 +1,11 @@
 import type { components } from './contract/generated/openapi.js';
 
 /**
- * The error catalogue: every error the service answers, one entry each.
- *
- * An entry has a stable code (sent in the body as `code`, for programs, and
- * logged), the HTTP status it is answered with, and the message a person
- * reads. A request-specific detail
- * (which field, which id) is appended to the message after a colon. Headers
- * that always go with an error (the RFC 6750 bearer challenge, Retry-After)
- * sit in the entry too, so that no route has to remember them, and so does
- * the level its answers are logged at, when not info.
- *
- * A test keeps this catalogue, the OpenAPI document and docs/api.md's error
- * table in step: add an entry here and both must mention it, the document
- * with an example body under the entry's code.
+ * The error catalogue: every error the service answers. An entry has a stable `code` (for programs, and logged),
+ * its HTTP status and the message a person reads, to which a detail (which field, which id) is appended after a
+ * colon. Headers that always go with it (the RFC 6750 challenge, Retry-After) and a log level other than info sit
+ * in the entry too, so that no route has to remember them. A test keeps the catalogue, the OpenAPI document (an
+ * example body under each code) and docs/api.md's error table in step.
  */
 export const errorCatalogue = {
   MISSING_CREDENTIALS: {
@@ -126,11 +118,7 @@ export interface CatalogueEntry {
   readonly status: number;
   readonly message: string;
   readonly headers?: Readonly<Record<string, string>>;
-  /**
-   * The level an answer with this entry is logged at: info unless given.
-   * Error is for what someone must act on; its line has the error itself (its
-   * cause, its stack), which the answer never shows.
-   */
+  /** The level its answers are logged at, info unless given; error is for what someone must act on, its line holding the cause and stack the answer never shows. */
   readonly log?: 'error' | 'warn';
 }
 

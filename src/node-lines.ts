@@ -1,7 +1,4 @@
-/**
- * The Node.js release lines the service is tested on. `engines` in
- * package.json, docs/operations.md ("Supported Node.js") and CI say the same.
- */
+/** The Node.js release lines the service is tested on; `engines` in package.json, docs/operations.md and CI say the same. */
 export const SUPPORTED_NODE_LINES = [22, 24, 26] as const;
 
 /** The oldest release it runs on: undici 8 and OpenTelemetry's SDK 3 need 22.19 and 22.15. */
@@ -12,12 +9,7 @@ const WHERE = 'docs/operations.md, "Supported Node.js"';
 /** What the running Node.js means for the service: refused, run with a warning, or run. */
 export type NodeLineCheck = { refuse: string } | { warn: string } | undefined;
 
-/**
- * Refuses a release older than OLDEST_NODE and the odd lines between the
- * supported ones (never long-term supported, and past their end of life);
- * warns on a line newer than the newest supported one, which did not exist
- * when this version was released, and runs on it.
- */
+/** Refuses a release older than OLDEST_NODE and the odd lines between supported ones (never LTS, past end of life); runs with a warning on a newer line. */
 export function checkNodeLine(version: string): NodeLineCheck {
   const [major = 0, minor = 0, patch = 0] = version.split('.').map((part) => Number.parseInt(part, 10));
   const newest = Math.max(...SUPPORTED_NODE_LINES);

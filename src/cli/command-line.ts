@@ -13,17 +13,12 @@ export interface CommandContext {
   stdin: NodeJS.ReadableStream;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
-  /** The Node.js version running the command (`process.versions.node`). */
   nodeVersion: string;
 }
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
-/**
- * Parses a command's arguments strictly: an unknown flag, a missing value or a
- * stray positional argument is a UsageError. Every command gets `--help`, and
- * each setting named in `settingNames` gets its flag (`--database-url`, ...).
- */
+/** Parses arguments strictly (an unknown flag, a missing value or a stray positional is a UsageError); each of `settingNames` gets its flag. */
 export function parseCommandLine<O extends Options>(
   argv: readonly string[],
   spec: { options: O; settingNames?: readonly (keyof typeof settings)[]; positionals?: number },
@@ -53,11 +48,7 @@ export function parseCommandLine<O extends Options>(
 /** A subcommand of a command group: its own arguments in, an exit code out. */
 export type Subcommand = (argv: readonly string[], context: CommandContext) => Promise<number>;
 
-/**
- * Runs the subcommand that `argv` starts with, out of `subcommands` of the
- * `group` command: without one, the group's help and exit 2; with --help,
- * the help and exit 0; an unknown one is a usage error that names them all.
- */
+/** Runs the subcommand `argv` starts with: none is the group's help and exit 2, --help the help and exit 0, an unknown one a usage error. */
 export async function runSubcommand(group: string, subcommands: Readonly<Record<string, Subcommand>>, help: string, argv: readonly string[], context: CommandContext): Promise<number> {
   const [subcommand, ...rest] = argv;
   if (subcommand === undefined || subcommand === '--help' || subcommand === '-h') {
@@ -90,17 +81,14 @@ export function writeTable(context: CommandContext, rows: readonly (readonly str
   for (const row of rows) context.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()}\n`);
 }
 
-/** The text of `--help` for a command: usage line, description, and its settings with defaults. */
 export function helpText(usage: string, description: string, settingNames: readonly (keyof typeof settings)[] = [], extra = ''): string {
   const settingsPart = settingNames.length === 0 ? '' : `\nSettings (flag, environment variable, meaning):\n${describeSettings(settingNames)}\n`;
   return `Usage: ${usage}\n\n${description}\n${extra === '' ? '' : `\n${extra}\n`}${settingsPart}`;
 }
 
 /**
- * Opens the store named by --database-url or DATABASE_URL, names it on
- * stderr, runs `work`, and always closes it. A store that does not exist is
- * refused, and nothing is created, unless the command says `mayCreate`:
- * only commands that put something in a store (serve, token create) may make one.
+ * Opens the store --database-url or DATABASE_URL names, names it on stderr, runs `work` and always closes it. A store
+ * that does not exist is refused unless `mayCreate`: only commands that put something in a store (serve, token create) make one.
  */
 export async function withStore(
   values: Record<string, unknown>,

@@ -11,14 +11,9 @@ export interface InputLine {
 const NEWLINE = 0x0a;
 
 /**
- * The lines of `input`, one at a time, as they arrive: a line is yielded
- * before the next chunk is read, so a caller that awaits between lines holds
- * the stream back, and memory holds one chunk and one line, whatever the size
- * of the input. A line of more than `maxBytes` is not kept (readline would
- * keep a line of any length): its text is undefined. A last line without a
- * newline is a line too. A line is decoded once whole, so a character split
- * between two chunks is read right, and bytes that are not UTF-8 become
- * U+FFFD, as a request body does.
+ * The lines of `input` as they arrive, each yielded before the next chunk is read: a caller that awaits holds the
+ * stream back, and memory holds one chunk and one line. A line past `maxBytes` is not kept (readline keeps any
+ * length). Each line is decoded whole, so a split character reads right and non-UTF-8 bytes become U+FFFD, as in a body.
  */
 export async function* inputLines(input: AsyncIterable<Buffer | string>, maxBytes: number): AsyncGenerator<InputLine> {
   let pieces: Buffer[] = [];

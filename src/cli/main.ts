@@ -38,11 +38,7 @@ plants import, copy --to and restore refuse a store that does not exist, and cre
 Run \`plantstore help <command>\` or \`plantstore <command> --help\` for its options and settings.
 `;
 
-/**
- * Every command by its name, each loaded when it runs: `token create` need not
- * load the HTTP server, nor `version` anything. A command's dependencies take
- * a third of a second to load, which every run of the command line paid.
- */
+/** Every command by its name, each loaded when it runs: `token create` need not load the HTTP server, nor `version` anything. */
 const commands: Readonly<Record<string, () => Promise<Subcommand>>> = {
   serve: async () => (await import('./serve-command.js')).serveCommand,
   token: async () => (await import('./token-command.js')).tokenCommand,

@@ -173,11 +173,7 @@ async function importLines(
   return tally;
 }
 
-/**
- * A line's plant, checked as POST /plants checks a body: its size, the
- * exact parse, the contract's schema, then text that a store can keep. Its
- * error when it fails, as the API would answer it; undefined for a blank line.
- */
+/** A line's plant, checked as POST /plants checks a body, or the error the API would answer; undefined for a blank line. */
 function plantOfLine(line: InputLine, bodyLimit: number): NewPlant | ServiceError | undefined {
   if (line.text === undefined) return bodyTooLarge(bodyLimit);
   // JSON's own whitespace (the newline is gone already): a line of anything else is not blank, and not JSON.

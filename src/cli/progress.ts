@@ -1,8 +1,4 @@
-/**
- * Progress of a long command on stderr: a bar redrawn in place on a terminal,
- * and otherwise plain lines, at most one a second, that a log keeps readably.
- * Without a total (an input read from a pipe), the count alone.
- */
+/** Progress on stderr: a bar redrawn in place on a terminal, else plain lines a log keeps readably; without a total (a pipe), the count alone. */
 export class Progress {
   readonly #out: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   readonly #label: string;

@@ -37,8 +37,7 @@ export async function serveCommand(argv: readonly string[], context: CommandCont
     return 0;
   }
   const config = loadServeConfig({ env: context.env, flags: values as Record<string, string | undefined> });
-  // node:cluster, and the child_process it brings, only for --workers N, whose primary and workers
-  // alike have it set: a single process is spared about 2 MiB of their code.
+  // node:cluster and the child_process it brings load only for --workers N: a single process is spared their code.
   const cluster = config.workers > 1 ? (await import('node:cluster')).default : undefined;
   const nodeLine = checkNodeLine(context.nodeVersion);
   if (nodeLine !== undefined && 'warn' in nodeLine && cluster?.isWorker !== true) context.stderr.write(`plantstore: warning: ${nodeLine.warn}\n`);
@@ -65,7 +64,6 @@ function stopSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-/** `worker`: this process's place among the workers of --workers N. */
 async function serve(config: ServeConfig, worker: Worker | undefined, context: CommandContext): Promise<number> {
   const { store, note, changed } = await openNamedStore(config, { mayCreate: true });
   const app = buildApp(config, store, { tracing: await loadTracing(config) });
@@ -131,7 +129,6 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
     app.tracing?.deliveries,
   );
   dispatcher.start();
-  // The start line names where to read and try the API, for the person who just started it.
   const docs = config.docs ? `${app.listeningOrigin}${DOCS_PATH}` : undefined;
   log.info({ version: VERSION, url: app.listeningOrigin, docs, config: describeConfig(config) }, 'plantstore serving');
 
@@ -164,11 +161,7 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
 /** How long the primary waits for the report of a worker that exited before listening. */
 const REPORT_WAIT_MS = 1000;
 
-/**
- * The primary of `--workers N`: forks N serving processes that share the
- * port, replaces one that dies while serving, and on a signal stops them all
- * and exits with 0 when every one stopped cleanly.
- */
+/** The primary of `--workers N`: forks N processes sharing the port, replaces one that dies while serving, and on a signal stops them all (exit 0 if all stopped cleanly). */
 async function superviseWorkers(config: ServeConfig, cluster: Cluster, context: CommandContext): Promise<number> {
   const log = createLogger(config.logLevel);
   const reports = new WorkerReports(config.workers, context.stderr);

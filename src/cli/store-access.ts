@@ -15,10 +15,8 @@ export interface NamedStore {
 }
 
 /**
- * Opens the store for a command. Without `mayCreate`, a store that does not
- * exist is refused and nothing is made; a store on an older schema is
- * migrated forward, as a server would, and the note says so. A store that
- * cannot be opened is one CommandFailed line that names it (never a password).
+ * Opens the store for a command: without `mayCreate` a missing store is refused and nothing is made; an older schema
+ * is migrated forward, as a server would. A failure is one CommandFailed line that names the store (never a password).
  */
 export async function openNamedStore(config: StoreOptions, { mayCreate }: { mayCreate: boolean }): Promise<NamedStore> {
   const { label } = config.database;
@@ -35,11 +33,7 @@ export async function openNamedStore(config: StoreOptions, { mayCreate }: { mayC
   return { store, note: `migrated the ${label} from schema version ${change.from} to ${change.to}${warning}`, changed: true };
 }
 
-/**
- * The end of the note for a SQLite store that users other than its owner
- * may open, or ''. Such a store (made by hand, or by an earlier version)
- * keeps its modes: an operator may have chosen them, say for a backup group.
- */
+/** The note's warning for a SQLite store others than its owner may open, or ''; its modes stay, as an operator may have chosen them. */
 function openToOthers(database: DatabaseLocation): string {
   if (database.kind !== 'sqlite' || database.path === ':memory:') return '';
   const files = filesOpenToOthers(database.path).map(({ path, mode }) => `${path} (mode ${mode.toString(8).padStart(4, '0')})`);

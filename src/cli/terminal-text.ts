@@ -1,22 +1,15 @@
 /**
- * Characters a terminal acts on instead of showing: C0 controls, newline and
- * tab included (inside a field a newline could fake a line of output), DEL,
- * C1 controls (some terminals take U+009B for `ESC [`), and the bidi
- * overrides and isolates, which reorder the rest of the line.
+ * What a terminal acts on instead of showing: C0 controls with newline and tab (a newline could fake a line of output),
+ * DEL, C1 controls (some terminals take U+009B for `ESC [`), and the bidi overrides and isolates, which reorder the line.
  */
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
-/** The usual names of the commonest ones, which read better than their codes. */
 const NAMED: Readonly<Record<string, string>> = { '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
 /** The same without C0: JSON.stringify escapes those, and writes its own newlines between members. */
 const UNSAFE_IN_JSON = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
-/**
- * Text that someone else wrote (a receiver's answer, a description, a name),
- * made safe to print on a terminal: each unsafe character shown as an escape,
- * `\n`, `\x1b`, `\x9b`, `\u202e`, so it is seen rather than obeyed.
- */
+/** Text someone else wrote (a receiver's answer, a name), each unsafe character shown as an escape (`\n`, `\x1b`, `\u202e`): seen, not obeyed. */
 export function terminalText(text: string): string {
   return text.replace(UNSAFE, (character) => {
     const named = NAMED[character];
@@ -26,11 +19,7 @@ export function terminalText(text: string): string {
   });
 }
 
-/**
- * JSON text made safe to print on a terminal, parsing to the same value:
- * JSON.stringify leaves DEL, C1 controls and bidi characters raw, so they
- * become `\u` escapes, which they can only be inside a string.
- */
+/** JSON made safe for a terminal, parsing to the same value: the DEL, C1 and bidi characters JSON.stringify leaves raw (only ever in strings) become `\u` escapes. */
 export function terminalJson(json: string): string {
   return json.replace(UNSAFE_IN_JSON, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

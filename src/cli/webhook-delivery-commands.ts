@@ -5,10 +5,7 @@ import { type CommandContext, CommandFailed, EXIT, helpText, parseCommandLine, w
 import { terminalText } from './terminal-text.js';
 import { activeSubscription, printHelp, subscriptionId } from './webhook-arguments.js';
 
-/*
- * The webhook subcommands that hold deliveries back, let them go, and try a
- * receiver.
- */
+/* The webhook subcommands that hold deliveries back, let them go, and try a receiver. */
 
 const PING_SETTINGS = [...STORE_SETTINGS, 'webhookTimeoutMs'] as const;
 

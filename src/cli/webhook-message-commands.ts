@@ -5,10 +5,7 @@ import { type CommandContext, CommandFailed, helpText, parseCommandLine, UsageEr
 import { terminalJson, terminalText } from './terminal-text.js';
 import { activeSubscription, printHelp, subscriptionId } from './webhook-arguments.js';
 
-/*
- * The webhook subcommands that show a subscription's messages and queue
- * them again.
- */
+/* The webhook subcommands that show a subscription's messages and queue them again. */
 
 /** Messages shown without --limit: a screenful or two, newest first. */
 const DEFAULT_LIMIT = 100;

@@ -5,9 +5,7 @@ import { type CommandContext, CommandFailed, helpText, parseCommandLine, UsageEr
 import { terminalJson, terminalText } from './terminal-text.js';
 import { printHelp, subscriptionId } from './webhook-arguments.js';
 
-/*
- * The webhook subcommands that make, show, change and remove subscriptions.
- */
+/* The webhook subcommands that make, show, change and remove subscriptions. */
 
 const help = {
   add: helpText(

@@ -2,11 +2,7 @@ import type { Worker } from 'node:cluster';
 import { EXIT } from './command-errors.js';
 import type { Failure } from './failure.js';
 
-/**
- * What a worker of `--workers N` tells its primary of its start: why it
- * failed, or the line that names its store once it serves. The primary
- * says it on stderr, once, rather than each of N workers.
- */
+/** What a worker of `--workers N` tells its primary of its start (why it failed, or its store's line): the primary says it once, not once per worker. */
 export type WorkerReport =
   | { readonly plantstore: 'failed'; readonly failure: Failure }
   | { readonly plantstore: 'serving'; readonly note: string; readonly changed: boolean };

@@ -2,21 +2,12 @@ import { isAbsolute, resolve } from 'node:path';
 import { ConfigError } from './config-error.js';
 import { parsePostgresUrl, type PostgresUrl } from './postgres-url.js';
 
-/**
- * A validated DATABASE_URL. `shown` is the URL with any password masked, for
- * logs; `label` names the store for a person, never with a password: the
- * SQLite file's absolute path, or PostgreSQL's database and hosts.
- */
+/** `shown` masks any password, for logs; `label` names the store for a person, never with a password. */
 export type DatabaseLocation =
   | { readonly kind: 'sqlite'; readonly path: string; readonly url: string; readonly shown: string; readonly label: string }
   | { readonly kind: 'postgres'; readonly url: string; readonly shown: string; readonly label: string; readonly postgres: PostgresUrl };
 
-/**
- * `sqlite:PATH` (relative to the working directory), `sqlite:/ABSOLUTE/PATH` or
- * `sqlite:///ABSOLUTE/PATH`,
- * or `postgres://` / `postgresql://` in libpq's form, with one host or
- * several (see postgres-url.ts).
- */
+/** `sqlite:PATH` (relative to the working directory), `sqlite:///ABSOLUTE/PATH`, or libpq's `postgres://` form. */
 export function parseDatabaseUrl(text: string, source: string): DatabaseLocation {
   const url = text.trim();
   const sqlite = /^sqlite:(?:\/\/)?(.+)$/i.exec(url);

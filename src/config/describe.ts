@@ -4,20 +4,13 @@ import { flagOf, type Setting, type SettingName, settings } from './settings.js'
 /** Help is wrapped within this many columns, so that a terminal does not wrap a meaning back to the first column. */
 const HELP_COLUMNS = 120;
 /**
- * The widest the flag and variable columns get, so that a meaning keeps 58
- * columns (the longest word a meaning holds, a PostgreSQL URL's form, fits):
- * a longer flag or variable has a line of its own, its meaning below it.
+ * The widest the flag and variable columns get, so that a meaning keeps room for its longest word
+ * (a PostgreSQL URL's form); a longer flag or variable has a line of its own, its meaning below it.
  */
 const MOST_FLAG_COLUMNS = 29;
 const MOST_ENV_COLUMNS = 27;
 
-/**
- * The lines `--help` prints for these settings: flag, variable and meaning
- * with the default, in columns two spaces apart, as wide as the longest flag
- * and variable up to MOST_FLAG_COLUMNS and MOST_ENV_COLUMNS, so that meanings keep room. A long
- * meaning goes on in its own column on the next lines; so does the meaning
- * of a setting whose names are wider than their columns.
- */
+/** The lines `--help` prints: flag, variable, and the meaning with its default, wrapped in a column of its own. */
 export function describeSettings(names: readonly SettingName[]): string {
   const rows = names.map((name) => ({ name, flag: `--${flagOf(settings[name])}`, env: settings[name].env }));
   const flagWidth = Math.min(MOST_FLAG_COLUMNS, Math.max(...rows.map((row) => row.flag.length)));
@@ -54,10 +47,7 @@ export function shownDefault(name: SettingName): string {
   return setting.default === undefined ? 'none' : showValue(setting, setting.default) || 'none';
 }
 
-/**
- * Settings as they may be shown (logs, `plantstore config`): every value
- * with its variable's name, secrets masked, the database URL without its password.
- */
+/** Settings as logs and `plantstore config` show them: by variable name, secrets masked, no password. */
 export function describeConfig(config: ServeConfig): Record<string, string> {
   const shown: Record<string, string> = {};
   for (const name of SERVE_SETTINGS) {

@@ -7,10 +7,7 @@ import { keySetProblem } from '../tokens/jwt/key-set-document.js';
 import { keyServerUrlProblem } from '../tokens/jwt/key-server-url.js';
 import { ConfigError } from './config-error.js';
 
-/*
- * The parsers of setting values. Each takes the text as given and `source`,
- * the variable or flag it came from, which a ConfigError names.
- */
+// Each parser's ConfigError names `source`, the variable or flag the text came from.
 
 export function parseInteger(text: string, source: string, min: number, max: number): number {
   if (!/^\d+$/.test(text.trim()) || Number(text) < min || Number(text) > max) {
@@ -38,7 +35,6 @@ export function parseHost(text: string, source: string): string {
 /** The names proxy-addr (Fastify's `trustProxy`) knows for address ranges. */
 const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
 
-/** `off`, or a comma-separated list of addresses, CIDRs and range names. */
 export function parseTrustProxy(text: string, source: string): readonly string[] | undefined {
   if (text.trim().toLowerCase() === 'off') return undefined;
   const peers = text.split(',').map((peer) => peer.trim());
@@ -61,11 +57,7 @@ export function parseTrustProxy(text: string, source: string): readonly string[]
 /** The fewest characters of a secret that clients present: 16 random base64 characters are 96 bits. */
 export const LEAST_SECRET_LENGTH = 16;
 
-/**
- * A secret that clients send as a bearer token: RFC 6750's characters, at
- * least LEAST_SECRET_LENGTH of them, so that it can be presented and is not
- * guessed. The text is never repeated in the message, since it may be the secret.
- */
+/** RFC 6750's characters, so that clients can present it. Never repeated in a message: it may be the secret. */
 export function parseBearerSecret(text: string, source: string): string {
   const secret = text.trim();
   if (!B64TOKEN.test(secret)) throw new ConfigError(`${source} must be a bearer token: letters, digits and -._~+/ (then = padding), no spaces`);
@@ -73,7 +65,6 @@ export function parseBearerSecret(text: string, source: string): string {
   return secret;
 }
 
-/** One word without spaces: an audience, a scope. */
 export function parseWord(text: string, source: string, what: string): string {
   const word = text.trim();
   if (word === '' || /\s/.test(word)) throw new ConfigError(`${source} must be ${what} without spaces, got ${JSON.stringify(text)}`);
@@ -102,7 +93,6 @@ export function parseKeySetFile(text: string, source: string): string {
   return path;
 }
 
-/** RATE_LIMIT: `N/DURATION`, the policy named `default`. */
 export function parseRateLimit(text: string, source: string): RatePolicy {
   const policy = parseRatePolicy(text, 'default');
   if (policy === undefined) throw new ConfigError(`${source} must be ${RATE_POLICY_SHAPE}, got ${JSON.stringify(text)}`);

@@ -4,13 +4,11 @@ import { ConfigError } from './config-error.js';
 export const TARGET_SESSION_ATTRS = ['any', 'read-write', 'primary'] as const;
 export type TargetSessionAttrs = (typeof TARGET_SESSION_ATTRS)[number];
 
-/** One server of a PostgreSQL URL. */
 export interface PostgresHost {
   readonly host: string;
   readonly port: number;
 }
 
-/** A PostgreSQL URL taken apart as libpq reads it. */
 export interface PostgresUrl {
   /** The servers, in the order they are tried. */
   readonly hosts: readonly PostgresHost[];
@@ -18,7 +16,7 @@ export interface PostgresUrl {
   readonly targetSessionAttrs: TargetSessionAttrs;
   /** One URL a server, for node-postgres, without `target_session_attrs` (which it does not know). */
   readonly singleHostUrls: readonly string[];
-  /** The URL with every secret masked (the user's password, and query parameters such as `password=`: see SECRET_PARAMETER), for logs. */
+  /** The URL with the password and every secret query parameter masked, for logs. */
   readonly shown: string;
   /** The database's name, or undefined when the URL names none (the server then takes the user's name). */
   readonly database: string | undefined;
@@ -27,19 +25,12 @@ export interface PostgresUrl {
 /** The user part runs to the last `@` before the path, as in WHATWG URLs and node-postgres: a password may hold an `@`. */
 const SCHEME = /^(postgres(?:ql)?):\/\/(?:([^/?#]*)@)?([^@/?#]*)(\/[^?#]*)?(?:\?([^#]*))?$/i;
 const DEFAULT_PORT = 5432;
-/**
- * Query parameters whose values are masked: libpq's `password` and
- * `sslpassword`, and any other name that may hold a secret, in any case.
- * `sslkey` is a path, masked all the same: the rule stays one line, and a
- * path hidden costs less than a secret shown. `sslcert` and `sslrootcert` show.
- */
+/** Masked in any case, `sslkey` too, though a path: a path hidden costs less than a secret shown. */
 const SECRET_PARAMETER = /pass|secret|token|key/i;
 
 /**
- * A `postgres://` or `postgresql://` URL in libpq's form, with one server or
- * several separated by commas (`postgres://app@node1:5432,node2:5432/plants?target_session_attrs=read-write`,
- * what `pg_autoctl show uri` prints). Throws a ConfigError that never
- * repeats the text, which may hold a password.
+ * libpq's form, with one server or several separated by commas, as `pg_autoctl show uri` prints.
+ * Its ConfigError never repeats the text, which may hold a password.
  */
 export function parsePostgresUrl(text: string, source: string): PostgresUrl {
   const match = SCHEME.exec(text.trim());

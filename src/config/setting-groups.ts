@@ -1,10 +1,6 @@
 import type { SettingName, SettingValue } from './settings.js';
 
-/*
- * Which settings each command reads, in the order `--help` and
- * `plantstore config` list them, and the types of what it reads: a config
- * type has a field for each setting of its group, of the setting's value type.
- */
+// Which settings each command reads, in the order `--help` and `plantstore config` list them.
 
 /** The settings of JWT access tokens; each but JWT_ISSUER means something only with it. */
 export const JWT_SETTINGS = [
@@ -18,7 +14,6 @@ export const JWT_SETTINGS = [
   'jwtJwksMaxAgeMs',
 ] as const satisfies readonly SettingName[];
 
-/** The settings of webhook delivery. */
 export const WEBHOOK_SETTINGS = [
   'webhookTimeoutMs',
   'webhookRetryMinMs',
@@ -29,7 +24,6 @@ export const WEBHOOK_SETTINGS = [
   'webhookPollMs',
 ] as const satisfies readonly SettingName[];
 
-/** The settings of traces (OpenTelemetry), under the SDK's own variable names. */
 export const TRACING_SETTINGS = [
   'otelTracesExporter',
   'otelExporterOtlpEndpoint',
@@ -89,5 +83,4 @@ export type SettingValues<N extends SettingName> = { readonly [K in N]: SettingV
 
 export type ServeConfig = SettingValues<ServeSettingName>;
 export type StoreConfig = SettingValues<StoreSettingName>;
-/** The OpenTelemetry settings, under their standard names. */
 export type TracingConfig = SettingValues<(typeof TRACING_SETTINGS)[number]>;

@@ -1,4 +1,3 @@
-/** One setting: where it is read from, its default, its meaning, and how its text becomes a value. */
 export interface Setting<T> {
   /** The environment variable; the flag is its name in lower case with hyphens (`DATABASE_URL`, `--database-url`). */
   readonly env: string;

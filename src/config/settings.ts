@@ -18,10 +18,8 @@ import { tracingSettings } from './tracing-settings.js';
 export { defineSetting, type Setting } from './setting.js';
 
 /**
- * Every setting, with its variable, default (and unit), meaning and parser:
- * the one description of each, from which the settings are read, typed
- * (ServeConfig, StoreConfig), listed by `--help` and shown by `plantstore config`.
- * docs/configuration.md says more of each; a test checks it lists them all.
+ * The one description of each setting, from which settings are read, typed, listed by `--help` and shown
+ * by `plantstore config`. docs/configuration.md says more of each; a test checks it lists them all.
  */
 export const settings = {
   host: defineSetting({
@@ -69,8 +67,8 @@ export const settings = {
     help: 'most connections one process opens to PostgreSQL',
     parse: (text, source) => parseInteger(text, source, 1, 1000),
   }),
-  // It finds a PostgreSQL server that stopped answering without closing (a partition, a frozen
-  // host), so the connection is dropped and, with several hosts, the primary is searched again.
+  // Finds a server that stopped answering without closing (a partition, a frozen host), so that
+  // the connection is dropped and, with several hosts, the primary is searched again.
   databaseQueryTimeoutMs: defineSetting({
     env: 'DATABASE_QUERY_TIMEOUT_MS',
     default: 5000, // milliseconds
@@ -89,8 +87,7 @@ export const settings = {
     help: 'most plants waiting to be written; past it creates answer 503',
     parse: (text, source) => parseInteger(text, source, 1, 1_000_000),
   }),
-  // Past it the connection closes too. Never more than REQUEST_TIMEOUT_MS: loadServeConfig
-  // lowers it to that when it is more.
+  // Past it the connection closes too. loadServeConfig lowers it to REQUEST_TIMEOUT_MS when it is more.
   headersTimeoutMs: defineSetting({
     env: 'HEADERS_TIMEOUT_MS',
     default: 10_000, // milliseconds
@@ -110,24 +107,18 @@ export const settings = {
     help: 'most connections open at once; past it new ones are closed',
     parse: (text, source) => parseInteger(text, source, 1, 1_000_000),
   }),
-  // One address holding its share cannot lock the others out, as it could when MAX_CONNECTIONS
-  // was the only limit. 100 is 1% of MAX_CONNECTIONS' default: taking every connection then needs
-  // 100 addresses (or IPv6 /64s), while a client's pool of up to 100 connections is never refused.
-  // The TCP peer is counted, since X-Forwarded-For is not known at connect; the proxies of
-  // TRUST_PROXY, which carry many clients, are exempt. Counted in each process of --workers.
+  // So that one address cannot lock the others out: at 1% of MAX_CONNECTIONS' default, taking every connection
+  // needs 100 addresses (or IPv6 /64s), while a client's pool of up to 100 is never refused. The TCP peer is
+  // counted, since X-Forwarded-For is not known at connect; TRUST_PROXY's proxies, carrying many clients, are exempt.
   maxConnectionsPerAddress: defineSetting({
     env: 'MAX_CONNECTIONS_PER_ADDRESS',
     default: 100, // connections per address (an IPv6 client per /64) and process
     help: 'most connections one address (IPv6: one /64) holds at once; past it new ones get 429 and are closed (0: no limit; TRUST_PROXY peers are exempt)',
     parse: (text, source) => parseInteger(text, source, 0, 1_000_000),
   }),
-  // A load balancer must close an idle connection before the server does: one closed by the
-  // server as the balancer sends a request on it fails that request (a 502). So this outlasts the
-  // balancers' own idle timeouts, 60 s for AWS ALB and for nginx's upstream keepalive_timeout (and
-  // node:http closes a second later still). Old advice puts HEADERS_TIMEOUT_MS above it: that held
-  // before Node 12.19, whose headers' clock ran through a connection's idle time; it now starts at
-  // a request's first byte, so the two are independent (a test checks). At least a second, since
-  // Keep-Alive: timeout= tells clients whole seconds; never 0, which node:http takes as never.
+  // A load balancer must close an idle connection before the server does, or a request it sends as the server
+  // closes it fails (a 502): so this outlasts the balancers' idle timeouts. HEADERS_TIMEOUT_MS is independent:
+  // its clock starts at a request's first byte. At least a second, as Keep-Alive: timeout= counts whole seconds.
   keepAliveTimeoutMs: defineSetting({
     env: 'KEEP_ALIVE_TIMEOUT_MS',
     default: 72_000, // milliseconds: Fastify's default
@@ -143,15 +134,12 @@ export const settings = {
   }),
   shutdownDelayMs: defineSetting({
     env: 'SHUTDOWN_DELAY_MS',
-    // Time for a load balancer that polls readiness to stop sending here before the listener closes:
-    // 0 for a process run by hand; behind a load balancer, a little more than its readiness poll interval.
+    // Time for a load balancer polling readiness to stop sending here: a little more than its poll interval.
     default: 0, // milliseconds
     help: 'on SIGTERM or SIGINT, how long to go on serving with readiness failing before closing, in ms',
     parse: (text, source) => parseInteger(text, source, 0, 600_000),
   }),
-  // The peers whose X-Forwarded-For is believed (addresses, CIDRs, and the ranges loopback, linklocal
-  // and uniquelocal). Unset, the client is the peer itself and X-Forwarded-For is ignored, so that a
-  // client cannot choose its own address.
+  // Unset, X-Forwarded-For is ignored, so that a client cannot choose its own address.
   trustProxy: defineSetting({
     env: 'TRUST_PROXY',
     default: undefined,
@@ -180,7 +168,6 @@ export const settings = {
     parse: parseRateLimit,
     show: (policy) => policy?.text ?? 'off',
   }),
-  // A secret, so it is shown masked wherever settings are shown.
   metricsToken: defineSetting<string | undefined>({
     env: 'METRICS_TOKEN',
     default: undefined,
@@ -202,7 +189,6 @@ export const settings = {
     help: 'processes serving on the port together',
     parse: (text, source) => parseInteger(text, source, 1, 256),
   }),
-  // Unset, only the store's tokens are accepted.
   jwtIssuer: defineSetting<string | undefined>({
     env: 'JWT_ISSUER',
     default: undefined,

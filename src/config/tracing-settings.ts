@@ -2,15 +2,9 @@ import { ConfigError } from './config-error.js';
 import { parseInteger, parseOneOf } from './parsers.js';
 import { defineSetting } from './setting.js';
 
-/*
- * The OpenTelemetry settings, under the SDK's own variable names
- * (opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/),
- * so that a deployment configured for other services configures this one.
- * They are read and checked here, like every setting, and handed to the
- * SDK explicitly: the SDK reads no variable of its own.
- */
+// The SDK's own variable names (opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/), so that a
+// deployment configured for other services configures this one. They are handed to the SDK, which reads none itself.
 
-/** The samplers of OTEL_TRACES_SAMPLER. */
 export const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
 export type SamplerName = (typeof SAMPLERS)[number];
 
@@ -18,7 +12,6 @@ export type SamplerName = (typeof SAMPLERS)[number];
 export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
 export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
 
-/** Which exporter OTEL_TRACES_EXPORTER names: otlp, or none. */
 export type TracesExporter = 'otlp' | 'none';
 
 /** A `key=value,key=value` list (W3C Baggage's shape): OTEL_EXPORTER_OTLP_HEADERS and OTEL_RESOURCE_ATTRIBUTES. */
@@ -37,11 +30,7 @@ function parseEndpoint(text: string, source: string): string {
   return url.href;
 }
 
-/**
- * `key=value` pairs separated by commas, each part percent-decoded, spaces
- * around them dropped. The text is never repeated in an error, since it
- * may hold a header's secret.
- */
+/** The text is never repeated in an error, since it may hold a header's secret. */
 export function parseKeyValues(text: string, source: string): KeyValues {
   const pairs: Record<string, string> = {};
   for (const item of text.split(',')) {
@@ -61,7 +50,6 @@ export function parseKeyValues(text: string, source: string): KeyValues {
   return Object.freeze(pairs);
 }
 
-/** OTEL_TRACES_SAMPLER_ARG: a probability from 0 to 1. */
 function parseRatio(text: string, source: string): number {
   const ratio = Number(text.trim());
   if (text.trim() === '' || !(ratio >= 0 && ratio <= 1)) throw new ConfigError(`${source} must be a number from 0 to 1, got ${JSON.stringify(text)}`);
@@ -99,7 +87,6 @@ export const tracingSettings = {
     help: `how spans are encoded: ${OTLP_PROTOCOLS.join(' or ')}`,
     parse: (text, source) => parseOneOf(text, source, OTLP_PROTOCOLS),
   }),
-  // A secret (an API key of a tracing vendor): shown with its values masked.
   otelExporterOtlpHeaders: defineSetting<KeyValues>({
     env: 'OTEL_EXPORTER_OTLP_HEADERS',
     default: Object.freeze({}),

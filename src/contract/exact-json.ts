@@ -2,16 +2,10 @@ import { parse } from 'lossless-json';
 import secureJson from 'secure-json-parse';
 
 /**
- * Parses JSON without losing a digit: every number whose value is an integer
- * (`42`, `-0`, `1.0`, `1e3`) becomes a bigint, any other number a double.
- * `JSON.parse` would round 9007199254740993 to 9007199254740992.
- *
- * Duplicate keys with different values are refused (lossless-json), and so
- * are `__proto__` and `constructor.prototype` keys, as Fastify's own parser
- * does against prototype poisoning, and arrays and objects nested deeper
- * than `MAX_NESTING` (RFC 8259, section 9, lets a parser set that limit).
- *
- * Throws a SyntaxError on bad input (a RangeError should the stack still run out).
+ * Parses JSON without losing a digit: an integer-valued number (`42`, `-0`, `1.0`, `1e3`) becomes a bigint, any
+ * other a double (`JSON.parse` rounds past 2^53). Refuses duplicate keys with different values, `__proto__` and
+ * `constructor.prototype` keys (prototype poisoning, as Fastify's parser does) and nesting past `MAX_NESTING`
+ * (RFC 8259, section 9, lets a parser set that limit). Throws a SyntaxError on bad input (a RangeError should the stack still run out).
  */
 export function parseExactJson(text: string): unknown {
   return parseFlatObject(text) ?? parseAnyJson(text);
@@ -29,16 +23,11 @@ export function parseAnyJson(text: string): unknown {
 }
 
 /**
- * The deepest nesting of arrays and objects a body may have. lossless-json
- * reads nesting by recursion, so without a limit of its own the depth it
- * manages depends on how much stack is free and how far the JIT has compiled
- * it: on Node.js 20 one body nested 5000 deep was refused on one request and
- * accepted on a later one. A fresh process reads 4000 to 4500 levels, so 1000
- * is always within reach, and far beyond any plant.
+ * The deepest nesting a body may have. lossless-json recurses, so the depth it reaches unaided varies with free
+ * stack and the JIT; this limit is always within reach, and far beyond any plant.
  */
 export const MAX_NESTING = 1000;
 
-/** Refuses a text whose arrays and objects nest deeper than MAX_NESTING. */
 function checkNesting(text: string): void {
   // Each level opens with a bracket: a text with no more brackets than the limit cannot pass it. A
   // plant's body is shorter than the limit, and indexOf skips a long name much faster than the loop.
@@ -60,7 +49,6 @@ function checkNesting(text: string): void {
   }
 }
 
-/** How many `[` and `{` the text holds, counting no further than `enough`. */
 function openingBrackets(text: string, enough: number): number {
   let count = 0;
   for (const bracket of ['[', '{']) {
@@ -92,19 +80,10 @@ export function parseExactNumber(text: string): bigint | number {
 const SAFE_DIGITS = 15;
 
 /**
- * The fast path: a flat object (no nested object or array) whose numbers are
- * all integers written plainly (`42`, `-7`, no fraction or exponent), such as
- * every plant, read in one pass that builds the object as it goes: a string
- * is the text between its quotes (JSON.parse decodes the few that hold an
- * escape), an integer's digits are summed (up to 15, where a double is exact)
- * or handed to BigInt, and true, false and null are spelled out.
- *
- * It answers undefined, for the general path to decide (and to word any
- * error), for anything else: invalid JSON, a nested value, a fraction or an
- * exponent, an integer past 19 digits, a key written with an escape or given
- * twice, or a `__proto__` or `constructor` key. What it answers is what the
- * general path answers for the same text; test/contract/exact-json.test.ts
- * proves it on generated texts.
+ * The fast path, in one pass: a flat object whose numbers are plain integers, such as every plant. For anything
+ * else (a nested value, a fraction or exponent, past 19 digits, an escaped or repeated key, `__proto__` or
+ * `constructor`, invalid JSON) it answers undefined, for the general path to decide and word the error. Both
+ * paths answer alike on every text, as test/contract/exact-json.test.ts checks on generated ones.
  */
 export function parseFlatObject(text: string): Record<string, unknown> | undefined {
   let i = skipWhitespace(text, 0);

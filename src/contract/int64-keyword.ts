@@ -9,12 +9,7 @@ export function isInt64(value: unknown): value is bigint {
   return typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX;
 }
 
-/**
- * The Ajv keyword `int64`: the value is an integer in the signed 64-bit range,
- * checked exactly. `parseExactJson` hands every integer over as a bigint, so
- * 2^63 is told apart from 2^63 - 1, which a double cannot do; a fraction, a
- * string or anything else fails.
- */
+/** The Ajv keyword `int64`, checked exactly on the bigints `parseExactJson` yields: a double cannot tell 2^63 from 2^63 - 1. */
 export function addInt64Keyword(ajv: Ajv): Ajv {
   ajv.addKeyword({
     keyword: 'int64',

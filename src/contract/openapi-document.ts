@@ -2,19 +2,13 @@ import { readFileSync } from 'node:fs';
 import { parse as parseLossless, stringify as stringifyLossless } from 'lossless-json';
 
 /**
- * The OpenAPI document, the one source of the request and response schemas.
- * It is read once at start; routes take their schemas from it, so the
- * served contract and the server's validation cannot drift apart. The
- * contract is written in openapi/plantstore.yaml; this is its JSON form,
- * made by `npm run openapi:generate` and checked by `npm run openapi:check`.
+ * The OpenAPI document, read once at start: routes take their schemas from it, so the served contract and the
+ * validation cannot drift apart. openapi/plantstore.yaml is the source; `npm run openapi:generate` makes this JSON form.
  */
 const documentText = readFileSync(new URL('../../openapi/plantstore.json', import.meta.url), 'utf8');
 export const openApiDocument = JSON.parse(documentText) as OpenApiDocument;
 
-/**
- * The document as GET /openapi.json serves it: compact, and with every digit
- * of its example ids, which `JSON.parse` would round beyond 2^53.
- */
+/** The document as GET /openapi.json serves it: compact, with every digit of its example ids (`JSON.parse` rounds past 2^53). */
 export const openApiJson: string = stringifyLossless(parseLossless(documentText))!;
 
 export interface OpenApiDocument {
@@ -44,12 +38,7 @@ function inlineRefs(node: unknown): unknown {
   return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, inlineRefs(value)]));
 }
 
-/**
- * The same schema for validating a body parsed by `parseExactJson`, where an
- * integer arrives as a bigint: every `{type: integer, format: int64}` becomes
- * the `int64` keyword (see `int64-keyword.ts`), which checks the exact value.
- * The document itself keeps the standard form.
- */
+/** The schema for a body `parseExactJson` read, integers as bigints: each `format: int64` integer becomes the exact `int64` keyword (int64-keyword.ts). */
 export function exactInt64Schema(schema: JsonSchema): JsonSchema {
   return rewrite(schema) as JsonSchema;
 

@@ -6,11 +6,8 @@ import { componentSchema, exactInt64Schema } from './openapi-document.js';
 import { addInt64Keyword } from './int64-keyword.js';
 
 /**
- * POST /plants' body check and its answers' writers, compiled once from the
- * contract with the libraries Fastify compiles its own with. Both ways a
- * create is served use these same functions: Fastify's route (as its
- * validator and serialiser compilers) and the direct route, so the two
- * cannot disagree on what is valid or how an answer is written.
+ * POST /plants' body check and answer writers, compiled once from the contract with Fastify's own compilers. Fastify's
+ * route and the direct route both use them, so the two cannot disagree on what is valid or how an answer is written.
  */
 
 const ROUTE = { method: 'POST', url: '/plants' } as const;
@@ -32,8 +29,6 @@ export const validateNewPlant = compileValidator({ schema: newPlantSchema, ...RO
 
 const compileSerializer = SerializerSelector()({}, {});
 
-/** Writes a 200 answer's Plant, as the contract's Plant schema says. */
 export const serializePlant = compileSerializer({ schema: componentSchema('Plant'), ...ROUTE, httpStatus: '200' }) as (plant: components['schemas']['Plant']) => string;
 
-/** Writes an Error body, as the contract's Error schema says. */
 export const serializeError = compileSerializer({ schema: componentSchema('Error'), ...ROUTE, httpStatus: '4xx' }) as (error: ErrorBody) => string;

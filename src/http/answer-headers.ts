@@ -1,14 +1,6 @@
-/**
- * The headers of every answer, in one place for the three writers of
- * answers: Fastify's routes, the node:http fast path and the handler of
- * requests that HTTP itself failed. Each writes them in the same order:
- * security headers, request id, the error's own headers, then the body's.
- */
+// All three writers of answers (Fastify, the fast path, the client-error handler) write these headers in one order.
 
-/**
- * On every answer: no content sniffing (a JSON error must never be rendered
- * as HTML), and no caching of answers that depend on a token.
- */
+/** No sniffing: a JSON error must never render as HTML; no caching: answers depend on a token. */
 export const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
   'cache-control': 'no-store',
@@ -17,17 +9,15 @@ export const SECURITY_HEADERS = {
 /** Every body the service writes is JSON in UTF-8 (RFC 8259, section 8.1). */
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
-/** An error's own headers (Retry-After, WWW-Authenticate, Allow), or undefined for none. */
+/** An error's own headers (Retry-After, WWW-Authenticate, Allow). */
 export type ExtraHeaders = Readonly<Record<string, string>> | undefined;
 
-/** The security headers as name, value, name, value: node:http's fastest form. */
+/** A flat list is node:http's fastest form. */
 const SECURITY_LIST: readonly string[] = Object.entries(SECURITY_HEADERS).flat();
-/** The usual answer's headers, with two places to fill: the request id and the body's length. */
 const USUAL: readonly (string | number)[] = [...SECURITY_LIST, 'x-request-id', '', 'content-type', JSON_CONTENT_TYPE, 'content-length', 0];
 const ID_AT = SECURITY_LIST.length + 1;
 const LENGTH_AT = USUAL.length - 1;
 
-/** A JSON answer's headers for node:http's `writeHead`, as a flat list of names and values. */
 export function answerHeaderList(requestId: string, extra: ExtraHeaders, bodyBytes: number): (string | number)[] {
   if (extra === undefined) {
     const headers = USUAL.slice();
@@ -41,11 +31,7 @@ export function answerHeaderList(requestId: string, extra: ExtraHeaders, bodyByt
   return headers;
 }
 
-/**
- * A whole answer's head as raw HTTP/1.1 lines, for a connection whose
- * request never reached a route and that closes after it: there is no
- * request id to echo, since no request was read.
- */
+/** For a connection that closes with no request read: there is no request id to echo. */
 export function rawAnswerHead(status: number, reason: string, bodyBytes: number, extra: ExtraHeaders = undefined): string {
   const lines = [
     `HTTP/1.1 ${status} ${reason}`,

@@ -1,17 +1,8 @@
 import { limitKey } from './limit-key.js';
 
 /**
- * Counts failed authentications per client address in fixed windows, an
- * IPv6 client by its /64 (limit-key.ts). Past the limit, an address's
- * failing requests are answered 429 until its window ends; requests with a
- * valid token are never counted or refused.
- *
- * A failure is counted once its token is judged, not before: a token not yet
- * remembered may be valid, and only judging it tells. What an attacker can
- * make up in any number is judged cheaply: a token of no shape the service
- * accepts (too long, too short, another alphabet) is refused before any hash,
- * lookup or memory, and one of the store's shape costs a hash and at most one
- * lookup, remembered apart from the tokens in use (tokens/store-token-verifier.ts).
+ * Failed authentications per limit key in fixed windows; valid tokens are never counted or refused. A failure counts
+ * once its token is judged, as an unremembered token may be valid; made-up ones are judged cheaply (tokens/store-token-verifier.ts).
  */
 export class AuthFailureLimiter {
   readonly #limit: number;
@@ -27,10 +18,7 @@ export class AuthFailureLimiter {
     this.#now = options.now ?? Date.now;
   }
 
-  /**
-   * Records one failure of `address`. Resolves the seconds to wait when the
-   * address is now past its limit, or undefined while it is within it.
-   */
+  /** The seconds to wait once `address` is past its limit; undefined within it. */
   recordFailure(address: string): number | undefined {
     const key = limitKey(address);
     const now = this.#now();

@@ -28,38 +28,26 @@ export interface CreatePipelineDeps {
   defaultRateLimit: RatePolicy | undefined;
 }
 
-/** A request that the pipeline answers: its logger, read only when a line is logged, and where its answer goes. */
+/** A request the pipeline answers; its logger is read only when a line is logged. */
 export interface PendingCreate {
   readonly log: RequestLog;
-  /** Who the request acts for: its token was accepted before the body was read. */
+  /** Its token was accepted before the body was read. */
   readonly caller: Caller;
   /** Set to the policy that refused the create, for the access line. */
   rateLimited: PolicyName | undefined;
-  /** The request's SERVER span when traces are on: the commit links to it. */
+  /** The commit links to this SERVER span. */
   readonly span: Span | undefined;
   /** Writes the answer: `body` is JSON, `headers` an error's own (Retry-After, WWW-Authenticate), or undefined. */
   answer(status: number, body: string, headers: ExtraHeaders): void;
 }
 
-/**
- * Called once with the refusal of a request's headers, if any, and who the
- * request acts for once its token is accepted (a refused media type still
- * names its caller in the access line).
- */
+/** Called once; a refused media type still passes its caller, for the access line. */
 export type AdmitCallback = (refusal: ServiceError | undefined, caller?: Caller) => void;
 
 /**
- * POST /plants from a request's headers to its answer, with no HTTP
- * framework in it: the two adapters that serve the route (Fastify's and the
- * node:http fast path) move bytes in and out and call these steps, so they
- * cannot disagree on what is valid, who is let in or how an answer reads.
- *
- * The steps, in order: the bearer token (401, 403, 429, 503), the media
- * type (415), then from the body's text the exact parse (400), validation
- * against the contract's NewPlant (400), the caller's rate limit (429), and
- * the create (200, 409, 503). Only a create that passes validation takes
- * from the quota; every answer from the media type on carries the RateLimit
- * fields of a caller under a policy.
+ * POST /plants with no HTTP framework in it: both adapters (Fastify's and the node:http fast path) call these steps,
+ * so they cannot disagree on what is valid, who is let in or how an answer reads. Only a create that passes
+ * validation takes from the quota; every answer from the media type on carries the caller's RateLimit fields.
  */
 export class CreatePipeline {
   readonly #deps: CreatePipelineDeps;
@@ -68,11 +56,7 @@ export class CreatePipeline {
     this.#deps = deps;
   }
 
-  /**
-   * Who a request acts for when its headers settle everything but the body:
-   * a JSON media type and a token whose valid verdict is remembered. Else
-   * undefined, and the request takes the whole way through `admit`.
-   */
+  /** The caller when the headers settle everything but the body (JSON media type, remembered valid token); else undefined. */
   rememberedCaller(headers: IncomingHttpHeaders): Caller | undefined {
     if (mediaTypeProblem(headers['content-type']) !== undefined) return undefined;
     const token = bearerToken(headers.authorization);
@@ -81,13 +65,7 @@ export class CreatePipeline {
     return verdict !== undefined && verdict.valid ? verdict.caller : undefined;
   }
 
-  /**
-   * The checks of a request's headers, before its body is read:
-   * authentication (RFC 6750), then the media type. `address` is the
-   * client's, for the failed-authentication limit. `done` is called at once
-   * when the token's verdict is remembered, so the common case costs no
-   * promise.
-   */
+  /** Authentication (RFC 6750), then the media type; `done` runs synchronously for a remembered verdict, so the common case costs no promise. */
   admit(headers: IncomingHttpHeaders, address: string, request: { readonly log: RequestLog }, done: AdmitCallback): void {
     const token = bearerToken(headers.authorization);
     if (token === undefined) {
@@ -109,7 +87,6 @@ export class CreatePipeline {
     else this.#deps.verifier.verify(token).then(decide, (error: unknown) => done(error as ServiceError));
   }
 
-  /** The body's text to its answer: the exact parse, validation, the rate limit, then the create. */
   create(text: string, request: PendingCreate): void {
     let plant: NewPlant;
     try {
@@ -118,7 +95,6 @@ export class CreatePipeline {
       this.fail(request, error, this.#rateFields(request.caller));
       return;
     }
-    // With no policy, the one property read and comparison is all a limit costs.
     const policy = this.#policyOf(request.caller);
     if (policy === undefined) {
       this.#create(plant, request, undefined);
@@ -163,18 +139,15 @@ export class CreatePipeline {
     }
   }
 
-  /** The caller's policy: its token's own, else RATE_LIMIT's; undefined for none. */
   #policyOf(caller: Caller): RatePolicy | undefined {
     return caller.rateLimit ?? this.#deps.defaultRateLimit;
   }
 
-  /** The RateLimit fields of a caller under a policy, as this process knows them; undefined for one under none. */
   #rateFields(caller: Caller): RateLimitHeaders | undefined {
     const policy = this.#policyOf(caller);
     return policy === undefined ? undefined : this.#deps.rateLimiter.headers(clientKey(caller), policy);
   }
 
-  /** Answers `request` with any error as its catalogue entry, logged, and `extra` headers (the RateLimit fields). */
   fail(request: PendingCreate, error: unknown, extra?: RateLimitHeaders): void {
     const answer = errorAnswer(error, request.log);
     request.answer(answer.status, answer.body, extra === undefined ? answer.headers : { ...answer.headers, ...extra });
@@ -203,7 +176,6 @@ export class CreatePipeline {
     this.#refuse(address, request, new ServiceError('INVALID_TOKEN', detail), reason, done);
   }
 
-  /** A failed authentication: 401, or 429 once the address has failed too often. */
   #refuse(address: string, request: { readonly log: RequestLog }, error: ServiceError, reason: string, done: AdmitCallback): void {
     done(refusedAuthentication(this.#deps, address, request.log, error, reason));
   }

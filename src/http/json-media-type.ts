@@ -1,8 +1,4 @@
-/**
- * What is wrong with a request's Content-Type for a JSON body, or undefined
- * when nothing is: it must be `application/json`, and if a charset is named
- * it must be UTF-8 (RFC 8259, section 8.1).
- */
+/** `application/json`, and a named charset must be UTF-8 (RFC 8259, section 8.1). */
 export function mediaTypeProblem(header: string | undefined): string | undefined {
   if (header === 'application/json') return undefined;
   if (header === undefined) return 'the request has no Content-Type';

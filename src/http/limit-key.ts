@@ -1,15 +1,6 @@
 import { isIP } from 'node:net';
 
-/**
- * The key a client address is limited under, by the failed-authentication
- * limit and the per-address connection limit: an IPv4 address as itself,
- * and an IPv6 address by its /64, written `2001:db8:0:1::/64`. A /64 is the
- * least a network hands one subscriber (RFC 6177), whose hosts pick their
- * own addresses within it at will (RFC 8981), so a limit per IPv6 address
- * would be a limit per whim. An IPv4-mapped IPv6 address (`::ffff:1.2.3.4`,
- * as a dual-stack socket names an IPv4 peer) is the IPv4 address. Anything
- * that is no IP address is its own key.
- */
+/** IPv6 by its /64: the least a subscriber is handed (RFC 6177), within which its hosts pick addresses at will (RFC 8981). */
 export function limitKey(address: string): string {
   // A zone (`fe80::1%eth0`) names the local interface, not the client.
   const bare = address.split('%', 1)[0]!;
@@ -24,7 +15,6 @@ export function limitKey(address: string): string {
     .join(':')}::/64`;
 }
 
-/** The eight 16-bit groups of a valid IPv6 address, `::` filled in and a dotted IPv4 tail made two groups. */
 function ipv6Groups(address: string): number[] {
   let text = address;
   const tail: number[] = [];

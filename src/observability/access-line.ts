@@ -3,22 +3,16 @@ import { INFO } from './pino-internals.js';
 import type { PolicyName } from '../rate-limits/rate-policy.js';
 import type { Caller } from '../tokens/token-verifier.js';
 
-/**
- * What the access line needs of an answered request, whichever way it was
- * served: a Fastify request has these fields, and so has a create served on
- * node:http directly (http/fast-path/plants-fast-path.ts).
- */
+/** What the access line needs of an answered request, from Fastify or from http/fast-path/plants-fast-path.ts. */
 export interface CompletedRequest {
-  /** The request id (request-id.ts): a well-formed one holds nothing that JSON would escape. */
   readonly id: string;
   readonly method: string;
   readonly url: string;
   /** The client's address: the peer, or behind TRUST_PROXY the one X-Forwarded-For gives. */
   readonly ip: string | undefined;
   readonly caller: Caller | null;
-  /** The rate limit policy that refused it (429), if one did. */
   readonly rateLimited?: PolicyName | undefined;
-  /** The request's own logger, for the access line when lines are not JSON on stdout (a terminal's pretty lines). */
+  /** For the access line when lines are not JSON on stdout (a terminal's pretty lines). */
   readonly log: { info(fields: object, message: string): void };
 }
 
@@ -41,26 +35,15 @@ const bytes = (text: string) => Buffer.from(text, 'utf8');
 const HEAD = bytes(`{"level":${INFO},"time":`);
 const REQUEST_ID = bytes(',"reqId":"');
 const QUOTE = 0x22;
-/** The most digits of a time in milliseconds or a duration's whole milliseconds (2^53 has 16). */
+/** A time in milliseconds or a duration's whole milliseconds has at most 16 digits (2^53). */
 const MOST_DIGITS = 16;
-/** The most bytes a duration takes: JSON.stringify of any number is at most 24 characters. */
+/** JSON.stringify of any number is at most 24 characters. */
 const MOST_DURATION = 24;
 
 /**
- * The access line as pino writes it from a request's logger, written as
- * bytes straight into the log's block: the same fields in the same order
- * (level, time, the logger's bindings, reqId, then method, path, status,
- * durationMs, ip and who the request acted for, then msg), fields that are
- * undefined left out as JSON.stringify leaves them out.
- *
- * Under load nearly every line repeats the one before it but for the time,
- * the request id and the duration: the same route and status, the same
- * client and caller. So the line is made of parts kept as bytes, each
- * remembered for the values it was last made from and made again only when
- * they change (method, path and status; address and caller), and the rest
- * is written digit by digit and character by character. No string is made
- * for a line, and none is encoded. test/observability/access-line.test.ts proves the
- * bytes equal to pino's line for generated requests.
+ * The line pino would write from a request's logger, as bytes straight into the log's block, same fields in the same order.
+ * Most lines differ only in time, request id and duration: the other parts are kept as bytes and remade only when their values change.
+ * test/observability/access-line.test.ts holds the bytes equal to pino's line.
  */
 export class AccessLines {
   readonly #bindings: Buffer;
@@ -74,7 +57,6 @@ export class AccessLines {
   #rateLimited: PolicyName | undefined = undefined;
   #client = Buffer.alloc(0);
 
-  /** `bindings`: the logger's bindings as pino serialised them (`,"pid":…,"hostname":…`). */
   constructor(bindings: string) {
     this.#bindings = bytes(bindings);
   }
@@ -98,7 +80,6 @@ export class AccessLines {
     into.commit(at - into.end);
   }
 
-  /** `,"method":…,"path":…,"status":…,"durationMs":`, for the request's method, path and status. */
   #routePart(request: CompletedRequest, status: number): Buffer {
     const query = request.url.indexOf('?');
     const path = query === -1 ? request.url : request.url.slice(0, query);
@@ -111,7 +92,6 @@ export class AccessLines {
     return this.#route;
   }
 
-  /** `,"ip":…`, who the request acted for and the policy that refused it, then the message and the line's end. */
   #clientPart(request: CompletedRequest): Buffer {
     const { ip, caller, rateLimited } = request;
     if (ip !== this.#ip || caller !== this.#caller || rateLimited !== this.#rateLimited) {
@@ -136,12 +116,7 @@ function put(block: Buffer, at: number, part: Uint8Array): number {
   return at + part.length;
 }
 
-/**
- * The request id and its closing quote. An id is written byte for byte: it
- * is printable ASCII without a quote or a backslash (request-id.ts), which
- * JSON writes as it is. Should one hold anything else, it is written again
- * as JSON spells it.
- */
+/** A well-formed id (request-id.ts) is printable ASCII without a quote or backslash, copied byte for byte; any other as JSON.stringify spells it. */
 function putId(block: Buffer, at: number, id: string): number {
   for (let i = 0; i < id.length; i++) {
     const code = id.charCodeAt(i);
@@ -152,7 +127,6 @@ function putId(block: Buffer, at: number, id: string): number {
   return at + id.length + 1;
 }
 
-/** The decimal digits of a non-negative safe integer. */
 function putInteger(block: Buffer, at: number, value: number): number {
   if (value < BILLION) return putSmall(block, at, value, 0);
   // In two parts, each a small integer: the remainder of a larger one would be taken in floating point.
@@ -162,7 +136,6 @@ function putInteger(block: Buffer, at: number, value: number): number {
 
 const BILLION = 1e9;
 
-/** The digits of an integer under a billion, at least `width` of them (zeros in front). */
 function putSmall(block: Buffer, at: number, value: number, width: number): number {
   let digits = 1;
   for (let rest = value; rest >= 10; rest = (rest / 10) | 0) digits++;
@@ -176,16 +149,9 @@ function putSmall(block: Buffer, at: number, value: number, width: number): numb
   return at + digits;
 }
 
-/** Past this many microseconds (about 11 days) a duration is written the general way. */
 const EXACT_MICROS = 1e12;
 
-/**
- * `seconds` in milliseconds rounded to the microsecond, spelled as JSON
- * spells `Math.round(seconds * 1e6) / 1000`: that number's shortest
- * decimals are its whole milliseconds and up to three decimals without
- * trailing zeros, written here from the whole microseconds without
- * turning a fraction into text.
- */
+/** Spelled as JSON spells `Math.round(seconds * 1e6) / 1000`, from the whole microseconds, without turning a fraction into text. */
 export function putMilliseconds(block: Buffer, at: number, seconds: number): number {
   const micros = Math.round(seconds * 1e6);
   if (!(micros >= 0 && micros < EXACT_MICROS)) return at + block.write(JSON.stringify(micros / 1000), at, 'latin1');

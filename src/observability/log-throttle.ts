@@ -1,9 +1,4 @@
-/**
- * For an event that an attacker can repeat at will (a refused connection):
- * at most one log line per interval, so that a flood of the event cannot
- * flood the log, and each line says how many went unlogged before it. A
- * metric counts every one.
- */
+/** For an event an attacker can repeat at will (a refused connection): a flood of it cannot flood the log, and a metric counts every one. */
 export class LogThrottle {
   readonly #intervalMs: number;
   readonly #now: () => number;

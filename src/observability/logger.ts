@@ -4,11 +4,7 @@ import type PinoPretty from 'pino-pretty';
 import { loggerBindings, loggerStream } from './pino-internals.js';
 import type { LogLevel } from '../config.js';
 
-/**
- * How every log line is written: JSON on stdout, one object a line (pino).
- * Nothing may log a token; the default serialisers never log headers, and
- * the Authorization header is redacted as a second line of defence.
- */
+/** Nothing may log a token: the default serialisers never log headers, and the Authorization header is redacted besides. */
 export function loggerOptions(level: LogLevel): LoggerOptions {
   return {
     level,
@@ -16,49 +12,25 @@ export function loggerOptions(level: LogLevel): LoggerOptions {
   };
 }
 
-/** Lines gather in memory up to this many characters (bytes, for the ASCII of almost every line) before they are written... */
 const LOG_BUFFER_BYTES = 16_384;
-/** ...or for at most this long, so that a quiet service's lines still appear promptly. */
+/** Gathered lines wait at most this long, so that a quiet service's lines still appear promptly. */
 const LOG_FLUSH_MS = 100;
 
-/**
- * The process's logger, writing JSON lines to stdout in blocks: lines gather
- * until 16 KiB are waiting or 100 ms have passed, then go out in one write
- * call. Measured on the access line: 1.9 µs a line, against 3.1 µs when
- * every line is handed to an asynchronous write of its own. The write is
- * synchronous, pino's default: a reader of the logs that falls behind slows
- * the service down instead of letting unwritten lines fill its memory.
- * Pending lines are flushed on a normal exit; a `kill -9` can lose the last
- * 100 ms of lines, never a plant.
- */
+/** Synchronous writes (pino's default): a slow log reader slows the service instead of filling its memory; `kill -9` loses at most LOG_FLUSH_MS of lines. */
 export function createLogger(level: LogLevel) {
-  // A person at a terminal reads lines as they come; everything else (a file, a collector) gets JSON.
   if (process.stdout.isTTY) return pino(loggerOptions(level), prettyLines());
   return pino(loggerOptions(level), stdoutBlocks());
 }
 
-/**
- * Colourised lines for a terminal. pino-pretty is loaded only then: it is 31
- * modules that a service writing JSON never runs.
- */
+/** Loaded only for a terminal: a service writing JSON never runs pino-pretty. */
 function prettyLines() {
   const pretty = createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
   return pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l' });
 }
 
 /**
- * Lines gathered in memory and handed to pino's synchronous destination a
- * block at a time. Each line is written into the block as bytes as it
- * comes (pino's lines encoded from their text, the access line written
- * there directly, see access-line.ts); the destination gets one write per
- * 16 KiB. Gathered as one long string instead, the lines would be encoded
- * only at the write, by then spread over memory among the garbage of the
- * requests between them: 48 µs for each 16 KiB block under load, measured,
- * about a microsecond a line. (pino's destination given strings is worse: it
- * measures the UTF-8 length of its whole pending buffer on every line, and
- * encodes each block twice.) The destination still does the write itself,
- * with its handling of partial writes and of a full pipe (EAGAIN), and it
- * may keep a block it could not write whole: so each block is new.
+ * Each line is encoded into the block as it comes: a string encoded only at the write is by then spread over memory.
+ * The destination may keep a block it could not write whole (EAGAIN), so each block is new.
  */
 class LineBlocks implements ByteLines {
   readonly #destination: ByteDestination;
@@ -70,7 +42,7 @@ class LineBlocks implements ByteLines {
     setInterval(() => this.flushSync(), LOG_FLUSH_MS).unref();
   }
 
-  /** A line of pino's. A UTF-16 unit is at most 3 bytes of UTF-8. */
+  /** A UTF-16 unit is at most 3 bytes of UTF-8. */
   write(line: string): boolean {
     const block = this.room(3 * line.length);
     this.#end += block.write(line, this.#end, 'utf8');
@@ -107,30 +79,21 @@ class LineBlocks implements ByteLines {
 export interface ByteLines {
   /** The buffer to write the next line into, with at least `bytes` free from `end`. */
   room(bytes: number): Buffer;
-  /** Where the free part of that buffer begins. */
   readonly end: number;
   /** Marks `bytes` more of it, from `end`, as a written line. */
   commit(bytes: number): void;
 }
 
-/** pino's destination in contentMode 'buffer', which takes bytes (its type names only strings). */
+/** pino's destination in contentMode 'buffer' (its type names only strings). */
 interface ByteDestination {
   write(bytes: Buffer): boolean;
 }
 
 let blocks: LineBlocks | undefined;
 
-/**
- * The one block-writing destination on stdout that every logger of the
- * process shares: loggers with buffers of their own would write their lines
- * out of order. pino flushes only asynchronous destinations by itself when
- * the process exits; this one is synchronous, so the lines still gathered
- * then (the stop line, or the fatal error that ends the process) are
- * written here.
- */
+/** Shared by every logger, so lines stay in order; pino flushes only asynchronous destinations at exit, so this one flushes its own. */
 function stdoutBlocks(): LineBlocks {
   if (blocks === undefined) {
-    // Every block is written as it is handed over, as bytes: the gathering is LineBlocks'.
     const destination = pino.destination({ dest: 1, sync: true, contentMode: 'buffer' }) as unknown as ByteDestination;
     const lines = new LineBlocks(destination);
     process.once('exit', () => {
@@ -145,13 +108,7 @@ function stdoutBlocks(): LineBlocks {
   return blocks;
 }
 
-/**
- * Where `logger` writes its JSON lines, for a line built without pino (the
- * access line, see request-completed.ts), with the logger's bindings as
- * pino serialised them (`,"pid":…,"hostname":…`); undefined when its lines
- * are not JSON on the shared stdout blocks (a terminal's pretty lines), and
- * then the line goes through pino.
- */
+/** Where `logger` writes JSON lines, with its bindings as pino serialised them, for the access line; undefined for a terminal's pretty lines. */
 export function jsonLines(logger: Logger): { lines: ByteLines; bindings: string } | undefined {
   if (blocks === undefined || loggerStream(logger) !== blocks) return undefined;
   return { lines: blocks, bindings: loggerBindings(logger) };

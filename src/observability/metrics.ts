@@ -4,14 +4,11 @@ import { RequestDurations } from './request-durations.js';
 const CREATE_OUTCOMES = ['created', 'replayed', 'conflict'] as const;
 export type CreateOutcome = (typeof CREATE_OUTCOMES)[number];
 
-/**
- * The service's Prometheus metrics, in a registry of their own per app (so
- * that two apps in one process, as in the tests, never mix their counts).
- */
+/** A registry per app, so that two apps in one process (the tests) never mix their counts. */
 export class Metrics {
   readonly registry = new Registry();
 
-  /** Every answer, by route (the path pattern, not the raw URL), method and status. */
+  /** By route (the path pattern, not the raw URL), method and status. */
   readonly requests = new RequestDurations({
     name: 'plantstore_http_request_duration_seconds',
     help: 'Time from reading a request to answering it, by route, method and status',
@@ -19,15 +16,10 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /**
-   * Creates by outcome, counted in plain numbers as they happen and added to
-   * plantCreates whenever the metrics are read: prom-client hashes and checks
-   * the labels on every `inc`, even through `labels()`, which under load was
-   * per-request work for a figure read every few seconds.
-   */
+  /** Counted in plain numbers, added to plantCreates on read: prom-client hashes and checks the labels on every `inc`, even through `labels()`. */
   readonly #creates: Record<CreateOutcome, number> = { created: 0, replayed: 0, conflict: 0 };
 
-  /** Creates by outcome: created, replayed (the same plant again), conflict (another plant holds the id). */
+  /** replayed: the same plant again; conflict: another plant holds the id. */
   readonly plantCreates = new Counter({
     name: 'plantstore_plant_creates_total',
     help: 'POST /plants that reached the store, by outcome: created, replayed or conflict',
@@ -44,12 +36,10 @@ export class Metrics {
     },
   });
 
-  /** Counts a create towards plantCreates. */
   countCreate(outcome: CreateOutcome): void {
     this.#creates[outcome] += 1;
   }
 
-  /** Refused bearer tokens by reason; a JWT's reasons start with `jwt_` (see `InvalidReason`), 403 is `jwt_scope`, 503 `jwt_unavailable`. */
   readonly authFailures = new Counter({
     name: 'plantstore_auth_failures_total',
     help: 'Refused authentications, by reason: missing, unknown, revoked, expired, rate_limited, and jwt_* for JWTs',
@@ -57,7 +47,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** Creates refused over a client's rate limit, by policy (default, token): never by client, whose number has no bound. */
+  /** By policy, never by client: the number of clients has no bound. */
   readonly rateLimited = new Counter({
     name: 'plantstore_rate_limited_total',
     help: 'Creates answered 429 over a client rate limit, by policy: default (RATE_LIMIT) or token (a token of its own)',
@@ -65,7 +55,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** Bearer tokens looked up in the store (see `LookupOutcome`): a token in use is only refreshed, every half TOKEN_CACHE_TTL_MS. */
+  /** A token in use is only refreshed, every half TOKEN_CACHE_TTL_MS. */
   readonly tokenLookups = new Counter({
     name: 'plantstore_token_lookups_total',
     help: 'Bearer tokens looked up in the store: found or unknown (a request waited), or refresh (a token in use, in the background)',
@@ -73,10 +63,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /**
-   * Connections closed as they opened: past MAX_CONNECTIONS (`max_connections`, closed at once
-   * by node:http) or past MAX_CONNECTIONS_PER_ADDRESS (`per_address`, answered 429 first).
-   */
+  /** max_connections: closed at once by node:http; per_address (MAX_CONNECTIONS_PER_ADDRESS): answered 429 first. */
   readonly connectionsRefused = new Counter({
     name: 'plantstore_connections_refused_total',
     help: 'Connections refused as they opened, by the limit they were past: max_connections or per_address',
@@ -98,14 +85,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** Spans the exporter sent to its receiver (traces: tracing/tracing.ts). */
   readonly spansExported = new Counter({
     name: 'plantstore_trace_spans_exported_total',
     help: 'Spans exported to the OTLP receiver',
     registers: [this.registry],
   });
 
-  /** Spans lost: a full export queue (queue_full) or a failed export (the error's name); a create never waits for either. */
+  /** A create never waits for the exporter: a full queue or a failed export drops spans. */
   readonly spansDropped = new Counter({
     name: 'plantstore_trace_spans_dropped_total',
     help: 'Spans dropped, by reason: queue_full, or the failed export\'s error',

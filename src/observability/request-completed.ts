@@ -7,19 +7,12 @@ import { INFO } from './pino-internals.js';
 /** Records one answered request: its access line, and its place in the latency histogram under `route`. */
 export type RecordCompletion = (request: CompletedRequest, route: string, status: number, seconds: number) => void;
 
-/**
- * What happens once a request is answered: its access line (in place of
- * Fastify's two: method, path, status, duration, the client's address, the
- * request id that every line of the request carries, and who it acted for: a
- * store token's name, or a JWT's subject and issuer, never the token), and
- * its place in the latency histogram.
- */
+/** One access line in place of Fastify's two; it names who the request acted for (a token's name, a JWT's subject and issuer), never the token. */
 export function recordCompletion(logger: Logger, metrics: Metrics): RecordCompletion {
   const json = jsonLines(logger);
   const accessLines = json === undefined ? undefined : new AccessLines(json.bindings);
   return (request, route, status, seconds) => {
     if (logger.levelVal <= INFO) {
-      // A terminal's pretty lines go through pino; JSON lines are written by AccessLines.
       if (json === undefined) request.log.info(accessFields(request, status, seconds), 'request');
       else accessLines!.write(json.lines, request, status, seconds);
     }

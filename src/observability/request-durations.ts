@@ -2,7 +2,6 @@ import type { Registry } from 'prom-client';
 
 type Labels = { route: string; method: string; status: number };
 
-/** One series of RequestDurations: one route, method and status. */
 export class DurationSeries {
   readonly labels: Labels;
   readonly #bounds: readonly number[];
@@ -27,15 +26,7 @@ export class DurationSeries {
   }
 }
 
-/**
- * The request latency histogram (by route, method and status), a metric of
- * the prom-client registry that prom-client formats and serves like its own
- * Histogram, with the same series, buckets and lines. It is written here
- * because prom-client's Histogram hashes and checks the labels of every
- * observation, even through `labels()`: 0.49 µs a request, measured, for
- * three labels that a series object holds once. An observation is a bucket
- * search and three additions.
- */
+/** prom-client's Histogram, with the same series, buckets and lines, without its hashing and checking of the labels on every observation. */
 export class RequestDurations {
   readonly name: string;
   readonly help: string;
@@ -53,7 +44,6 @@ export class RequestDurations {
     for (const registry of options.registers) registry.registerMetric(this as never);
   }
 
-  /** The series of these labels, made on first use. */
   series(route: string, method: string, status: number): DurationSeries {
     let methods = this.#byLabels.get(route);
     if (methods === undefined) this.#byLabels.set(route, (methods = new Map()));

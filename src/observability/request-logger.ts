@@ -1,14 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Bindings, ChildLoggerOptions, LogFn } from 'pino';
 
-/**
- * A request's logger (`request.log`), with its request id bound, made only
- * when the request logs something. Fastify makes a pino child per request;
- * most requests log nothing but their access line, which is written without
- * a logger (see request-completed.ts), so a child made for every request
- * would be work for nothing. A line logged here is the child's: same level,
- * same bindings, same destination.
- */
+/** `request.log`, whose pino child is made only when the request logs: most log nothing but the access line, written without a logger. */
 class RequestLogger implements FastifyBaseLogger {
   readonly #parent: FastifyBaseLogger;
   readonly #bindings: Bindings;

@@ -1,11 +1,8 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { WebhookStore } from '../store/webhook-store.js';
 
-/** The dispatcher's metrics, in the app's registry beside the HTTP ones. */
 export class WebhookMetrics {
-  /** Attempts by outcome: delivered (2xx), retry (failed, tried again later), failed (out of retries). */
   readonly attempts: Counter<'outcome'>;
-  /** From the plant's commit to the receiver's 2xx, in seconds. */
   readonly latency: Histogram;
 
   constructor(registry: Registry, store: WebhookStore) {
@@ -38,8 +35,7 @@ export class WebhookMetrics {
         for (const row of await readBacklog().catch(() => [])) this.set({ subscription: String(row.subscriptionId) }, row.pending);
       },
     });
-    // Paused subscriptions are left out: their messages are held on purpose, and an alert on this
-    // age means deliveries are late. Their backlog still shows in plantstore_webhook_backlog_messages.
+    // Paused subscriptions are left out: their messages are held on purpose, and an alert on this age means deliveries are late.
     new Gauge({
       name: 'plantstore_webhook_oldest_pending_seconds',
       help: 'Age of the oldest webhook message waiting to be delivered to an active (not paused) subscription (0 when none waits)',

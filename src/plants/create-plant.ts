@@ -3,18 +3,11 @@ import { ServiceError } from '../errors.js';
 import { type NewPlant, type Plant, toPlant } from './plant.js';
 import type { CommitQueue } from './plant-writer.js';
 
-/** What creating a plant answers: the plant as stored, and whether it was new. */
 export type Created = { plant: Plant; outcome: 'created' | 'replayed' };
 
 /**
- * Creates a plant, with the client's id as the idempotency key: the same
- * plant posted again is answered as if created (a safe retry), a different
- * plant under a taken id is a conflict and changes nothing.
- *
- * A plant that no store can keep is refused by a throw, before anything is
- * queued; every other outcome comes to `done`, once its transaction is over
- * (a conflict as a PLANT_CONFLICT error). A callback rather than a promise:
- * see CommitQueue.
+ * The client's id is the idempotency key: the same plant again is a safe retry, another plant under it a PLANT_CONFLICT.
+ * A plant no store can keep throws before anything is queued; every other outcome comes to `done`.
  */
 export function createPlant(queue: CommitQueue, plant: NewPlant, done: (error: unknown, created?: Created) => void, trace?: SpanContext): void {
   checkStorablePlant(plant);
@@ -29,17 +22,11 @@ export function createPlant(queue: CommitQueue, plant: NewPlant, done: (error: u
   );
 }
 
-/** The error of a plant whose id another plant holds. */
 export function plantConflict(id: bigint): ServiceError {
   return new ServiceError('PLANT_CONFLICT', { detail: `id ${id} is taken by another plant` });
 }
 
-/**
- * Every store keeps text as UTF-8, which cannot hold a lone UTF-16 surrogate,
- * and PostgreSQL's text cannot hold U+0000. Such a string would come back
- * changed, and a retry of it would then conflict with itself, so it is
- * refused up front: throws INVALID_PLANT.
- */
+/** UTF-8 cannot hold a lone surrogate, nor PostgreSQL's text U+0000: such a plant would come back changed, its retry a conflict. */
 export function checkStorablePlant(plant: NewPlant): void {
   checkStorableText('name', plant.name);
   if (plant.tag !== undefined) checkStorableText('tag', plant.tag);

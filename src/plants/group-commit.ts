@@ -4,26 +4,21 @@ import type { NewPlant } from './plant.js';
 import type { CreateCallback, CreatePlantResult, PlantBatchWriter, CommitQueue } from './plant-writer.js';
 
 export interface GroupCommitOptions {
-  /** Most plants in one transaction. */
   maxBatch: number;
-  /** Most plants waiting for a transaction; past it a create is refused with 503 (OVERLOADED). */
+  /** Past it a create is refused with 503 (OVERLOADED). */
   maxQueue: number;
-  /** Transactions in flight at once: 1 for a single-writer store, more for a server database. */
   concurrency: number;
-  /** Called after each commit, for metrics. */
   onCommit?: (batchSize: number, seconds: number) => void;
-  /** Makes a span of each commit when traces are on (tracing/commit-spans.ts). */
   tracer?: CommitTracer;
 }
 
-/** What the group commit needs of traces: a span for a batch, given the trace context of each of its requests. */
 export interface CommitTracer {
   /** The batch's span, or undefined when none of its requests is traced. */
   start(requests: readonly (SpanContext | undefined)[]): CommitTrace | undefined;
 }
 
 export interface CommitTrace {
-  /** Each plant's request as a W3C `traceparent`, for its webhook messages. */
+  /** Each plant's request as a W3C `traceparent`. */
   readonly traceParents: readonly (string | undefined)[];
   end(error?: unknown): void;
 }
@@ -31,19 +26,12 @@ export interface CommitTrace {
 interface Waiting {
   plant: NewPlant;
   done: CreateCallback;
-  /** The request's span, when it is traced. */
   trace: SpanContext | undefined;
 }
 
 /**
- * Group commit: creates that arrive while a transaction is in flight wait and
- * go into the next one together, so one durable commit (one fsync) answers
- * them all. Each caller is answered only once its own transaction committed.
- *
- * A create that finds the writer idle is committed in the same turn of the
- * event loop, after the requests already read in that turn have joined it:
- * there is no timer waiting for company, so a lone request sees no added wait.
- * The queue is bounded, so an overload is refused rather than held in memory.
+ * Creates arriving while a transaction is in flight share the next one: one fsync answers them all, each once it committed.
+ * No timer waits for company, so a lone request sees no added wait; the bounded queue refuses an overload.
  */
 export class GroupCommit implements CommitQueue {
   readonly #store: PlantBatchWriter;
@@ -53,7 +41,6 @@ export class GroupCommit implements CommitQueue {
   #flushScheduled = false;
   #commits = 0;
   #plantsCommitted = 0;
-  /** Called once nothing is queued or in flight (see `drain`). */
   #whenIdle: (() => void)[] = [];
 
   constructor(store: PlantBatchWriter, options: GroupCommitOptions) {
@@ -61,7 +48,6 @@ export class GroupCommit implements CommitQueue {
     this.#options = options;
   }
 
-  /** Queues `plant` for the next batch; `done` gets its outcome, or OVERLOADED when the queue is full (see CommitQueue). */
   add(plant: NewPlant, done: CreateCallback, trace?: SpanContext): void {
     if (this.#queue.length >= this.#options.maxQueue) {
       const overloaded = new ServiceError('OVERLOADED', { detail: `${this.#queue.length} plants are waiting to be written` });
@@ -72,17 +58,14 @@ export class GroupCommit implements CommitQueue {
     this.#schedule();
   }
 
-  /** Commits made so far; a lone request makes exactly one. */
   get commits(): number {
     return this.#commits;
   }
 
-  /** Plants in the transactions committed so far, created or not (a replay, a conflict). */
   get plantsCommitted(): number {
     return this.#plantsCommitted;
   }
 
-  /** Creates accepted and not yet in a transaction. */
   get waiting(): number {
     return this.#queue.length;
   }
@@ -134,7 +117,6 @@ export class GroupCommit implements CommitQueue {
     for (let i = 0; i < batch.length; i++) answer(batch[i]!.done, undefined, results[i]!);
   }
 
-  /** A transaction is over: the next one may start, and `drain` may resolve. */
   #settled(): void {
     this.#inFlight -= 1;
     if (this.#queue.length > 0) this.#schedule();

@@ -1,17 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { Caller } from '../tokens/token-verifier.js';
 
-/** Keys longer than this (a JWT's issuer and subject are the identity provider's to choose) are stored as their hash. */
+/** Longer keys are stored as their hash: a JWT's issuer and subject are the identity provider's to choose. */
 const LONGEST_KEY = 200;
 
 const keys = new WeakMap<Caller, string>();
 
 /**
- * Whose quota a create takes: a store token's name (so a rotated token keeps
- * its client's bucket), or a JWT's issuer and subject. The same client has
- * the same key in every process, which is what makes the quota one. Made
- * once a caller: a remembered token's caller is the same object on every
- * request.
+ * A store token's name, so a rotated token keeps its client's bucket, or a JWT's issuer and subject: the same in every
+ * process, which makes the quota one. Kept per caller: a remembered token's caller is the same object on every request.
  */
 export function clientKey(caller: Caller): string {
   let key = keys.get(caller);

@@ -3,36 +3,27 @@ import { type RatePolicy, samePolicy } from './rate-policy.js';
 
 /** A client's quota is taken from the store in this many slices at most: a write per slice, never one per create. */
 export const SLICES_PER_QUOTA = 50;
-/** The longest a process keeps a slice before giving back what it did not use. */
 export const LONGEST_HOLD_MS = 1000;
-/** Clients remembered at once; past it the one remembered longest is forgotten, its slice given back. */
+/** Past it the client remembered longest is forgotten, its slice given back. */
 export const MOST_CLIENTS = 20_000;
-/** A client unseen this long is forgotten: its next create takes a new slice. */
 export const IDLE_MS = 10_000;
-/** How often slices past their hold are given back and idle clients forgotten. */
 const SWEEP_MS = 250;
-/** How often the store's buckets that are full again are deleted. */
 const PRUNE_MS = 60_000;
 
 /** The RateLimit fields of an answer (draft-ietf-httpapi-ratelimit-headers-10), and Retry-After on a refusal. */
 export type RateLimitHeaders = Record<string, string>;
 
-/** The limiter's verdict on one create. */
 export interface RateDecision {
   readonly allowed: boolean;
   readonly policy: RatePolicy;
   readonly headers: RateLimitHeaders;
-  /** Whole seconds until a create is allowed again; 0 when allowed. */
   readonly retryAfterSeconds: number;
 }
 
-/** What this process knows of a client's bucket. */
 interface Client {
   policy: RatePolicy;
-  /** Units of the slice in hand, each one create. */
   held: number;
   heldUntil: number;
-  /** The bucket's units after the last take, at `seenAt`: the rest of the quota, for the RateLimit field. */
   left: number;
   seenAt: number;
   /** The bucket was found empty: until then the client is refused without asking the store. */
@@ -42,18 +33,9 @@ interface Client {
 }
 
 /**
- * Per-client rate limits, one quota a client across every process on the
- * store. Each client has a token bucket in the store (RateLimitStore) of
- * `limit` creates, refilled at `limit` a window. A process takes a slice of
- * it, a fiftieth of the quota, answers creates from the slice in memory,
- * and gives back what it has not used within a second: so a busy client
- * costs the store a write per slice, and the others' processes find in the
- * bucket all but the slices in hand. A bucket found empty refuses the
- * client here, with no store access, until one unit has refilled.
- *
- * A refused create takes nothing; an allowed one takes a unit whatever the
- * store then answers. The remembered clients are bounded (MOST_CLIENTS,
- * IDLE_MS), and so are the store's rows: a bucket full again is deleted.
+ * One quota a client across every process: a token bucket in the store (RateLimitStore), of which a process takes a
+ * slice, answers creates from it in memory and gives back what it has not used within LONGEST_HOLD_MS. A refused create
+ * takes nothing; an allowed one takes a unit whatever the store then answers. A bucket full again is deleted.
  */
 export class RateLimiter {
   readonly #store: RateLimitStore;
@@ -72,16 +54,11 @@ export class RateLimiter {
     this.#mostClients = options.mostClients ?? MOST_CLIENTS;
   }
 
-  /** Clients remembered now. */
   get size(): number {
     return this.#clients.size;
   }
 
-  /**
-   * Takes one create of `key`'s quota under `policy`: at once from the slice
-   * in hand, or after a take from the store. Rejects only as the store does
-   * (STORE_UNAVAILABLE), as the create itself would.
-   */
+  /** Rejects only as the store does (STORE_UNAVAILABLE), as the create itself would. */
   take(key: string, policy: RatePolicy): RateDecision | Promise<RateDecision> {
     const now = this.#now();
     const client = this.#client(key, policy, now);
@@ -96,19 +73,17 @@ export class RateLimiter {
     return this.#lease(key, client).then(() => this.take(key, policy));
   }
 
-  /** The RateLimit fields for `key` as this process knows them, taking nothing: for answers refused before the create. */
+  /** Takes nothing: for answers refused before the create. */
   headers(key: string, policy: RatePolicy): RateLimitHeaders {
     const client = this.#clients.get(key);
     if (client === undefined || !samePolicy(client.policy, policy)) return fields(policy, policy.limit, 0);
     return allowed(client, this.#now()).headers;
   }
 
-  /** Gives back slices past their hold and forgets idle clients from now on; `stop` ends it. */
   start(): void {
     this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_MS).unref();
   }
 
-  /** Gives back every slice in hand. */
   async stop(): Promise<void> {
     if (this.#sweeper !== undefined) clearInterval(this.#sweeper);
     this.#sweeper = undefined;
@@ -134,7 +109,7 @@ export class RateLimiter {
     return client;
   }
 
-  /** One take from the store at a time a client: the creates that come meanwhile wait for it. */
+  // One take from the store at a time a client: the creates that come meanwhile wait for it.
   #lease(key: string, client: Client): Promise<void> {
     if (client.lease !== undefined) return client.lease;
     const { policy } = client;
@@ -216,7 +191,6 @@ function refused(client: Client, now: number): RateDecision {
   return { allowed: false, policy, headers, retryAfterSeconds };
 }
 
-/** Whole seconds until the bucket, holding `units`, is full again. */
 function untilWhole(policy: RatePolicy, units: number): number {
   return Math.max(0, Math.ceil(((policy.limit - units) * policy.windowMs) / policy.limit / 1000));
 }

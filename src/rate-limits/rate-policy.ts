@@ -1,16 +1,9 @@
-/** The units a policy's window is written in: `s`, `m`, `h`, as RATE_LIMIT and `--rate-limit` take them. */
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000 } as const;
 
-/** Most creates a policy may allow a window; past it a limit means nothing a client could reach. */
 const MOST_CREATES = 1_000_000_000;
-/** The longest window: a day. */
 const LONGEST_WINDOW_MS = 86_400_000;
 
-/**
- * Whose policy a client is under: `default` is RATE_LIMIT's, `token` a store
- * token's own. The name is what clients read in RateLimit-Policy and the
- * label of plantstore_rate_limited_total: two values, never one a client.
- */
+/** `default` is RATE_LIMIT's, `token` a store token's own; it labels plantstore_rate_limited_total, so never one a client. */
 export type PolicyName = 'default' | 'token';
 
 /** At most `limit` creates a `windowMs`: a token bucket of `limit` refilled at `limit` a window. */
@@ -18,13 +11,12 @@ export interface RatePolicy {
   readonly name: PolicyName;
   readonly limit: number;
   readonly windowMs: number;
-  /** As written: `600/1m`. */
   readonly text: string;
   /** Its RateLimit-Policy field (draft-ietf-httpapi-ratelimit-headers-10): `"default";q=600;w=60`. */
   readonly header: string;
 }
 
-/** `N/DURATION` (`600/1m`, `10/1s`, `5000/1h`) as a policy named `name`; undefined when the text is not one. */
+/** `N/DURATION` (`600/1m`, `5000/1h`) as a policy; undefined when the text is not one. */
 export function parseRatePolicy(text: string, name: PolicyName): RatePolicy | undefined {
   const match = /^(\d{1,10})\/(\d{1,5})([smh])$/.exec(text.trim());
   if (match === null) return undefined;
@@ -35,10 +27,9 @@ export function parseRatePolicy(text: string, name: PolicyName): RatePolicy | un
   return { name, limit, windowMs, text: canonical, header: `"${name}";q=${limit};w=${Math.ceil(windowMs / 1000)}` };
 }
 
-/** What a person is told a policy must look like. */
 export const RATE_POLICY_SHAPE = 'N/DURATION with N from 1 to 1000000000 and DURATION from 1s to 24h in s, m or h (600/1m)';
 
-/** Two policies allow the same: a client's bucket carries over from one to the other. */
+/** A client's bucket carries over between two policies that allow the same. */
 export function samePolicy(a: RatePolicy, b: RatePolicy): boolean {
   return a.limit === b.limit && a.windowMs === b.windowMs && a.name === b.name;
 }

@@ -1,8 +1,4 @@
-/**
- * One versioned schema change of a backend. Each backend keeps its list in
- * its own `migrations.ts`, applied in order at start; a released migration is
- * never edited: the next version is added.
- */
+/** One versioned schema change; each backend's `migrations.ts` applies its list in order at start. A released one is never edited. */
 export interface Migration {
   version: number;
   name: string;
@@ -15,22 +11,14 @@ export interface SchemaChange {
   to: number;
 }
 
-/** How a store may be opened. */
 export interface StoreOpening {
-  /**
-   * Whether a store that does not exist yet is made: the SQLite file and its
-   * folder, or the schema in an empty PostgreSQL database. Without it, such a
-   * store is a StoreMissing, and nothing is created.
-   */
+  /** Whether a missing store (the SQLite file and folder, or the schema in an empty PostgreSQL database) is made; without it, a StoreMissing. */
   mayCreate?: boolean;
   /** Told what the migration at open did, when it did anything. */
   onSchemaChange?(change: SchemaChange): void;
 }
 
-/**
- * A store's schema, read without changing anything: `found` false when there
- * is no store (no file, no database, or no table of versions in it).
- */
+/** A store's schema, read without changing anything: `found` false when there is no store (no file, database or table of versions). */
 export type SchemaState =
   | { readonly found: false; readonly why: string }
   | { readonly found: true; readonly version: number; readonly newest: number; readonly pending: readonly Migration[] };

@@ -6,18 +6,14 @@ import type { Store } from './store.js';
 /** Where the store is, and its settings where they differ from the defaults. */
 export type StoreOptions = Pick<StoreConfig, 'database'> & Partial<StoreConfig>;
 
-/**
- * Opens the store that a validated DATABASE_URL names, migrating it to the
- * newest schema; one that does not exist yet is made unless `opening` says
- * `mayCreate: false`, which makes it a StoreMissing instead.
- */
+/** Opens and migrates the store a validated DATABASE_URL names; a missing one is made unless `mayCreate: false` (then a StoreMissing). */
 export async function openStore(config: StoreOptions, opening: StoreOpening = {}): Promise<Store> {
   const { database } = config;
   switch (database.kind) {
     case 'sqlite':
       return SqliteStore.open(database.path, opening);
     case 'postgres': {
-      // Loaded only when used: the driver costs an embedded-store process about 15 MiB.
+      // Loaded only when used: an embedded-store process is spared the driver's memory.
       const { PostgresStore } = await import('./postgres/postgres-store.js');
       return PostgresStore.open(database.url, { ...postgresOptions(config), ...opening });
     }

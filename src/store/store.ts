@@ -6,20 +6,13 @@ import type { WebhookStore } from './webhook-store.js';
 export { CREATED, type CreatePlantResult } from '../plants/plant-writer.js';
 
 /**
- * What the service needs from a database, in the domain's own words.
- *
- * Every method is asynchronous so that a networked database, or a writer that
- * batches commits, can stand behind the same interface. Implementations live
- * one folder per backend (`sqlite/`, ...) and translate their driver's errors:
- * a database that cannot be reached or written throws
- * `ServiceError('STORE_UNAVAILABLE')`; an id or name that is taken is a result,
- * not an error.
+ * What the service needs from a database; asynchronous, so that a networked database or a batching writer fits behind it.
+ * A database that cannot be reached or written throws `ServiceError('STORE_UNAVAILABLE')`; a taken id or name is a result, not an error.
  */
 export interface Store extends PlantBatchWriter {
   /** Which database this is, as OpenTelemetry's `db.system.name` says it. */
   readonly databaseSystem: 'sqlite' | 'postgresql';
 
-  /** Webhook subscriptions and the outbox that `createPlants` writes into. */
   readonly webhooks: WebhookStore;
 
   /** The token buckets of the rate limits, one quota a client across every process on the store. */
@@ -37,43 +30,26 @@ export interface Store extends PlantBatchWriter {
   /** Every token, oldest first. */
   listTokens(): Promise<TokenRecord[]>;
 
-  /** Every token with its hash, for moving tokens to another store. */
   exportTokens(): Promise<StoredToken[]>;
 
   /**
-   * Stores tokens taken from another store, keeping their ids. A token whose
-   * hash is already here is not stored again, but the earlier of its two
-   * revocations and the later of its two last uses are kept. Resolves how many were new; throws when an id or an active name is
-   * held by a different token.
+   * Stores tokens from another store, keeping their ids; for a hash already here, the earlier revocation and the later last use are kept.
+   * Resolves how many were new; throws when an id or an active name is held by a different token.
    */
   importTokens(tokens: readonly StoredToken[]): Promise<number>;
 
-  /**
-   * Stores plants taken from elsewhere (`plantstore plants import`) as
-   * `createPlants` does, in one durable transaction with the same outcome
-   * per plant, but writes no webhook message: these plants are restored,
-   * not created, and were announced when they were first created.
-   */
+  /** As `createPlants`, in one durable transaction with the same outcomes, but writes no webhook message: restored plants were announced once. */
   importPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]>;
 
-  /** How many plants are stored. */
   countPlants(): Promise<bigint>;
 
-  /**
-   * Revokes at `at` the tokens this id or name picks that still work then:
-   * by name, the active one and any retiring after a rotation. Resolves them
-   * as revoked; none when nothing of that id or name still works.
-   */
+  /** Revokes at `at` the tokens of this id or name that still work then (by name: the active one and any retiring); resolves them. */
   revokeToken(ref: TokenRef, at: Date): Promise<TokenRecord[]>;
 
   /**
-   * Stores `token` as its name's active token in place of the ones there, in
-   * one transaction. Each token of that name that would work past `retireAt`
-   * stops then: `retireAt` is now to replace them at once, or later to let
-   * clients switch over a grace period. Resolves the new record and the ones
-   * retired; `no-active-token`, with nothing changed, when `requireActive`
-   * and the name has no active token; `name-taken` when a concurrent
-   * command stored an active token of that name first.
+   * In one transaction, makes `token` its name's active token; each token of that name working past `retireAt` stops then (a grace period
+   * when later than now). Resolves the new record and those retired; `no-active-token`, changing nothing, when `requireActive` and the
+   * name has none; `name-taken` when a concurrent command stored an active token of that name first.
    */
   replaceToken(
     token: NewTokenRecord,
@@ -81,19 +57,10 @@ export interface Store extends PlantBatchWriter {
     options: { requireActive: boolean },
   ): Promise<{ record: TokenRecord; retired: TokenRecord[] } | 'no-active-token' | 'name-taken'>;
 
-  /**
-   * Gives the tokens of `name` that still work (the active one and any
-   * retiring after a rotation) the rate limit `rateLimit` (`600/1m`), or
-   * RATE_LIMIT's when null. Resolves the tokens changed; none when no token
-   * of that name still works.
-   */
+  /** Sets `rateLimit` (`600/1m`; null for RATE_LIMIT's) on the tokens of `name` that still work; resolves those changed. */
   setTokenRateLimit(name: string, rateLimit: string | null): Promise<TokenRecord[]>;
 
-  /**
-   * Moves each token's `lastUsedAt` forward to its use, never back: several
-   * processes write the same tokens, each what it saw. Called every few
-   * seconds with what a server noted in memory, never per request.
-   */
+  /** Moves each `lastUsedAt` forward, never back: several processes write the same tokens. Called every few seconds, never per request. */
   recordTokenUses(uses: readonly TokenUse[]): Promise<void>;
 
   /** Answers when the database answers a real query; throws STORE_UNAVAILABLE otherwise. */
@@ -103,16 +70,11 @@ export interface Store extends PlantBatchWriter {
   close(): Promise<void>;
 }
 
-/**
- * The outcome of a plant whose id `existing` holds: replayed when it is the
- * same plant, a conflict otherwise. Plants are never changed or deleted, so
- * the committed row that holds an id is the one to compare with.
- */
+/** Replayed when `existing` is the same plant, a conflict otherwise: plants are never changed, so the committed row is the one to compare. */
 export function outcomeAgainst(existing: NewPlant, plant: NewPlant): CreatePlantResult {
   return samePlant(existing, plant) ? { outcome: 'replayed' } : { outcome: 'conflict', existing };
 }
 
-/** A plant from the columns of its row, where a plant without a tag has NULL. */
 export function plantFromRow(id: bigint, name: string, tag: string | null): NewPlant {
   return tag === null ? { id, name } : { id, name, tag };
 }
@@ -131,13 +93,11 @@ export interface TokenRecord {
   rateLimit: string | null;
 }
 
-/** One token's latest use seen by a server. */
 export interface TokenUse {
   id: number;
   at: Date;
 }
 
-/** A token record with its hash: what moves between stores. */
 export interface StoredToken extends TokenRecord {
   hash: string;
 }
@@ -153,7 +113,6 @@ export interface TokenRow<T> {
   rate_limit: string | null;
 }
 
-/** A token's record from its row, `toDate` reading each of its times. */
 export function tokenRecord<T>(row: TokenRow<T>, toDate: (time: T) => Date): TokenRecord {
   const optional = (time: T | null) => (time === null ? null : toDate(time));
   return {
@@ -167,12 +126,10 @@ export function tokenRecord<T>(row: TokenRow<T>, toDate: (time: T) => Date): Tok
   };
 }
 
-/** A stored token without its hash, as `listTokens` answers it. */
 export function withoutHash({ hash: _hash, ...record }: StoredToken): TokenRecord {
   return record;
 }
 
-/** What `importTokens` throws when a token's id or active name is taken here by a different token. */
 export function tokenClash(token: StoredToken): Error {
   return new Error(`token ${token.id} (${token.name}): its id or active name is held by a different token here`);
 }
@@ -188,7 +145,6 @@ export interface NewTokenRecord {
 
 export type TokenRef = { id: number } | { name: string };
 
-/** Every stored plant by ascending id, a page of at most `pageSize` at a time. */
 export async function* plantPages(store: Store, pageSize: number): AsyncGenerator<NewPlant[]> {
   let after: bigint | undefined;
   for (;;) {
@@ -202,12 +158,7 @@ export async function* plantPages(store: Store, pageSize: number): AsyncGenerato
 /** Version 00 of W3C Trace Context, lowercase hex; a trace id or span id of zeros is invalid there. */
 const TRACE_PARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
 
-/**
- * Whether a store keeps `value` as a plant's traceparent. Both stores keep
- * anything else as none, rather than refuse it: a malformed one could not
- * continue a trace anyway, and it must not fail the batch of plants it came
- * with. (SQLite packs a valid one in 25 bytes, and zeros mean none.)
- */
+/** Whether a store keeps `value` as a traceparent; anything else is kept as none, not refused: it must not fail the batch it came with. */
 export function isTraceParent(value: string | undefined): value is string {
   return value !== undefined && value.length === 55 && TRACE_PARENT.test(value);
 }

@@ -1,109 +1,60 @@
 import type { NewPlant } from '../plants/plant.js';
 
 /**
- * The webhook half of a store: subscriptions and the outbox of messages.
- *
- * Messages are not written here: `Store.createPlants` writes one message per
- * active subscription for every plant it newly creates, in the batch's own
- * transaction, so a committed plant always has its messages and a plant that
- * was not committed has none. What is here reads and settles them.
- *
- * Several processes may share one store (`serve --workers N`, several
- * instances on one PostgreSQL). A message is claimed with a lease: a claimed
- * message is not due again until the lease runs out, so one process at a time
- * delivers it, and one that dies mid-delivery leaves it to whoever claims it
- * after the lease. Each claim counts an attempt, and the attempt number
- * fences the settlement: a process whose lease was taken over cannot settle
- * the message any more.
+ * The webhook half of a store: subscriptions and the outbox. `Store.createPlants` writes a plant's messages in its batch's own
+ * transaction, so a committed plant always has them and an uncommitted one has none; what is here reads and settles them.
+ * Several processes may share a store: a claim leases a message, so one process at a time delivers it and one that dies leaves it to
+ * the next claim after the lease; the attempt number fences the settlement against a process whose lease was taken over.
  */
 export interface WebhookStore {
-  /**
-   * Stores a new, active subscription. Unless `allowDuplicate`, an active
-   * subscription with the same URL (compared as stored) is kept instead:
-   * nothing is written, and it resolves that subscription's id.
-   */
+  /** Stores a new, active subscription; unless `allowDuplicate`, an active one with the same URL (as stored) is kept instead, its id resolved. */
   addSubscription(subscription: NewSubscription, allowDuplicate: boolean): Promise<Subscription | { duplicateOf: number }>;
 
   /** Every active subscription with its counts, oldest first. */
   listSubscriptions(): Promise<SubscriptionSummary[]>;
 
-  /**
-   * Changes an active subscription's URL and description. Its pending
-   * messages go to the new URL from the dispatchers' next turn. Unless
-   * `allowDuplicate`, a URL that another active subscription has is refused,
-   * changing nothing, as an add is. Resolves undefined when no active
-   * subscription has this id.
-   */
+  /** Changes an active subscription's URL and description; pending messages follow from the next turn. A duplicate URL is refused as an add's is. */
   updateSubscription(change: SubscriptionChange, allowDuplicate: boolean): Promise<Subscription | { duplicateOf: number } | undefined>;
 
   /**
-   * Pauses (`paused` true) or resumes a subscription. While paused, messages
-   * are still written for it and kept, and none is claimed. A resume gives
-   * its pending messages their whole retry window again, from now, so that a
-   * pause does not use it up. Resolves false when it already was in that
-   * state, undefined when no active subscription has this id.
+   * Pauses or resumes a subscription. While paused, messages are written and kept but none is claimed; a resume restarts its pending
+   * messages' retry window from now. Resolves false when already in that state, undefined when no active subscription has this id.
    */
   setPaused(id: number, paused: boolean): Promise<boolean | undefined>;
 
-  /**
-   * The subscription's messages, newest first, at most `limit`, only those
-   * in `state` when given. Pruned messages are gone.
-   */
+  /** The subscription's messages, newest first, at most `limit`, only those in `state` when given. */
   listMessages(query: { subscriptionId: number; state?: MessageState; limit: number }): Promise<OutboxMessage[]>;
 
   /**
-   * Queues finished messages again: every failed one of the subscription,
-   * or the one numbered `messageId` (failed or delivered). Each keeps its
-   * number, so its `webhook-id`; its attempts start from 0 and its retry
-   * window from now, and it is due at once. A pending message is left as it
-   * is. The subscription's delivered and failed counts drop by those queued
-   * again: they count messages by their latest outcome. Resolves how many
-   * were queued, and how many of those asked for were pending already.
-   *
-   * Restarting the attempt count leaves the settlement fence whole: a
-   * finished message has no lease, so only a new claim can settle it, and a
-   * late outcome must match that claim's owner as well as its attempt.
+   * Queues finished messages again: every failed one of the subscription, or the one numbered `messageId`. Each keeps its number, so its
+   * `webhook-id`; its attempts restart from 0, its retry window from now, and it is due at once; a pending one is left as it is. Delivered
+   * and failed counts drop by those queued (they count latest outcomes). Resolves how many were queued, and how many were pending already.
+   * Restarting attempts keeps the fence whole: a finished message has no lease, and a late outcome must match the new claim's owner too.
    */
   resendMessages(selection: { subscriptionId: number; messageId?: bigint }): Promise<{ queued: number; pending: number }>;
 
   /** The active subscriptions (paused ones too) with their secrets, for signing deliveries. */
   activeSubscriptions(): Promise<Subscription[]>;
 
-  /**
-   * Deactivates a subscription and drops its pending messages in one
-   * transaction: from then on nothing is claimed for it. Resolves false when
-   * no active subscription has this id.
-   */
+  /** Deactivates a subscription and drops its pending messages in one transaction: nothing is claimed for it after. */
   removeSubscription(id: number): Promise<boolean>;
 
   /**
-   * In one transaction: makes `secret` the subscription's secret, retires the
-   * current one until `retiredUntil`, and deletes the retired secrets whose
-   * window ended by `now`. Refused, changing nothing, when `mostRetired`
-   * retired secrets are still live at `now`: resolves when the oldest of
-   * them ends. Resolves undefined when no active subscription has this id.
+   * In one transaction: makes `secret` the secret, retires the current one until `retiredUntil`, and deletes those ended by `now`.
+   * Refused, changing nothing, when `mostRetired` retired secrets are live at `now`: resolves when the oldest of them ends.
    */
   rotateSecret(rotation: SecretRotation): Promise<Subscription | { liveUntil: Date } | undefined>;
 
-  /**
-   * Leases up to `limit` of the subscription's due messages to `owner` for
-   * `leaseMs`, oldest due first, counting one attempt each; resolves them
-   * with their plants. Claims nothing for a paused subscription.
-   */
+  /** Leases up to `limit` due messages to `owner` for `leaseMs`, oldest due first, counting an attempt each; none of a paused subscription. */
   claimMessages(claim: { subscriptionId: number; owner: string; limit: number; leaseMs: number }): Promise<ClaimedMessage[]>;
 
   /**
-   * Records the outcome of attempts, in one transaction. An outcome whose
-   * claim is no longer the message's latest (same owner and attempt) changes
-   * nothing. A `released` claim was never attempted: the message is due
-   * again at once, its attempt uncounted, for whoever claims it next.
+   * Records outcomes in one transaction; one whose claim is not the message's latest (same owner and attempt) changes nothing.
+   * A `released` claim was never attempted: the message is due again at once, its attempt uncounted.
    */
   settleMessages(owner: string, settlements: readonly Settlement[]): Promise<void>;
 
-  /**
-   * Deletes delivered and failed messages finished before `before`, and
-   * pending ones left behind by removed subscriptions; resolves how many.
-   */
+  /** Deletes messages finished before `before`, and pending ones of removed subscriptions; resolves how many. */
   pruneMessages(before: Date): Promise<number>;
 
   /** Pending messages and the creation time of the oldest, per active subscription (for metrics). */
@@ -118,23 +69,15 @@ export interface NewSubscription {
   description: string | null;
   /** `whsec_` and the base64 of the key (Standard Webhooks). */
   secret: string;
-  /**
-   * Random, made with the subscription: message ids are `msg_<key>_<number>`,
-   * so that a store made anew never repeats an id a receiver has already seen.
-   */
+  /** Random, per subscription: message ids are `msg_<key>_<number>`, so a store made anew never repeats an id a receiver saw. */
   key: string;
   createdAt: Date;
 }
 
 export interface Subscription extends NewSubscription {
   id: number;
-  /** Since when it is paused (see `WebhookStore.setPaused`); null when active. */
   pausedAt: Date | null;
-  /**
-   * The secrets rotated out, oldest first. Each signs deliveries beside
-   * `secret` until its own `until`; one whose window ended may still be
-   * listed until the next rotation deletes it.
-   */
+  /** Oldest first; each signs beside `secret` until its `until`, and one that ended may stay listed until the next rotation. */
   retiredSecrets: RetiredSecret[];
 }
 
@@ -145,7 +88,6 @@ export interface RetiredSecret {
 
 export interface SecretRotation {
   id: number;
-  /** The new secret. */
   secret: string;
   /** When the secret it replaces stops signing. */
   retiredUntil: Date;
@@ -169,7 +111,6 @@ export interface SubscriptionSummary {
   description: string | null;
   createdAt: Date;
   pausedAt: Date | null;
-  /** Messages waiting to be delivered. */
   pending: number;
   delivered: number;
   /** Messages that ran out of retries. */
@@ -181,13 +122,8 @@ export interface SubscriptionSummary {
 
 export type MessageState = 'pending' | 'delivered' | 'failed';
 
-/** A message as `webhook messages` shows it. */
 export interface OutboxMessage {
-  /**
-   * Its number, the end of its `webhook-id`. Null for a pending message
-   * still held packed with its batch's (webhook_batches): it is
-   * numbered when first claimed.
-   */
+  /** The end of its `webhook-id`; null for a pending message still packed in webhook_batches, numbered when first claimed. */
   id: bigint | null;
   plantId: bigint;
   state: MessageState;
@@ -202,21 +138,15 @@ export interface OutboxMessage {
 }
 
 export interface ClaimedMessage {
-  /** The message's own number, unique in this store. */
   id: bigint;
   subscriptionId: number;
   /** This claim's attempt, from 1. */
   attempt: number;
-  /** When the plant, and so the message, was committed. */
   createdAt: Date;
   /** Where its retry window starts: `createdAt`, or when a resend or a resume last queued it again. */
   queuedAt: Date;
   plant: NewPlant;
-  /**
-   * The W3C `traceparent` of the create that made the message (see
-   * `PlantBatchWriter.createPlants`), for its deliveries to continue that
-   * trace; null when the create had none.
-   */
+  /** The W3C `traceparent` of the create that made it, for its deliveries to continue that trace. */
   traceParent: string | null;
 }
 
@@ -229,10 +159,7 @@ export type Settlement =
   /** Claimed and never sent (the process stops, or the subscription was paused or removed meanwhile). */
   | { messageId: bigint; subscriptionId: number; attempt: number; outcome: 'released' };
 
-/**
- * The listeners of a store's `onMessagesWritten`: its plant batch tells them
- * after each commit that wrote messages, its webhook store adds them.
- */
+/** The listeners of `onMessagesWritten`: the plant batch tells them after each commit that wrote messages. */
 export class MessagesWritten {
   readonly #listeners: (() => void)[] = [];
 

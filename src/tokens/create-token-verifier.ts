@@ -20,13 +20,7 @@ export type TokenSettings = Pick<
   | 'jwtJwksMaxAgeMs'
 >;
 
-/**
- * The verifier the settings ask for, chosen once at start: the store's
- * tokens, and JWTs too when JWT_ISSUER is set. `clock.now` (Date.now by
- * default) is what expiry, the memories and the key set's cooldown and age go by.
- * The store's tokens note their uses in `storeTokenOptions.uses`, and each lookup
- * in the store is told to its `onLookup`.
- */
+/** Chosen once at start: the store's tokens, and JWTs too when JWT_ISSUER is set; expiry, the memories and the key set go by `clock.now`. */
 export function createTokenVerifier(
   settings: TokenSettings,
   store: Store,

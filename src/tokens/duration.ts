@@ -8,7 +8,6 @@ export function parseDuration(text: string): number | undefined {
   return milliseconds > 0 ? milliseconds : undefined;
 }
 
-/** A grace period: `0` (none) or a duration, in milliseconds; undefined when the text is neither. */
 export function parseGrace(text: string): number | undefined {
   return /^0+[smhdw]?$/.test(text.trim()) ? 0 : parseDuration(text);
 }

@@ -6,12 +6,8 @@ export type IssueResult =
   | { issued: false; reason: 'invalid-name' | 'name-taken'; problem: string };
 
 /**
- * Makes a token and stores its hash; the token itself is returned once and
- * never stored. A name held by an active token is refused, unless `replace`:
- * then the tokens of that name that still work are revoked in the same
- * transaction, so a script can run again and get a working token.
- * `rateLimit` is the token's own policy as canonical text (`600/1m`);
- * without it the token is under RATE_LIMIT's.
+ * The token is returned once and only its hash stored. `replace` revokes the name's working tokens in the same
+ * transaction, so that a script can run again and get a working token.
  */
 export async function issueToken(
   store: Store,

@@ -1,12 +1,8 @@
 import type { TokenVerifier, Verification } from './token-verifier.js';
 
 /**
- * A verifier whose code is loaded when it is made, for one that is not
- * always needed: the JWT verifier brings jose, about 2.6 MiB of memory that a
- * service checking only its own tokens never uses. Loading starts at once;
- * `start` (which `serve` awaits before it listens) and `verify` wait for it,
- * and until it is done nothing is remembered, so `verifyRemembered` answers
- * undefined and the caller takes the asynchronous way.
+ * Loads a verifier not always needed (the JWT verifier brings jose, memory a service of store tokens never uses).
+ * Until it is loaded nothing is remembered, so `verifyRemembered` answers undefined.
  */
 export class LoadedVerifier implements TokenVerifier {
   readonly #loading: Promise<TokenVerifier>;

@@ -3,20 +3,12 @@ import type { TokenVerifier, Verification } from './token-verifier.js';
 /** Three base64url segments joined by dots (RFC 7515, section 7.1); the signature is empty only for `alg: none`. */
 const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;
 
-/**
- * The longest JWT checked (docs/jwt-tokens.md). Identity providers' access
- * tokens are 1 to 2 KiB, rarely 4 with many roles or groups; 8 KiB is the
- * most one header line may hold behind nginx's defaults, so no working
- * client sends a longer one, and none gets parsed or remembered here.
- */
+/** The most one header line holds behind nginx's defaults, so no working client sends a longer JWT (docs/jwt-tokens.md). */
 export const JWT_MAX_LENGTH = 8192;
 
 /**
- * The store's tokens and JWTs together. A token is sent by its shape: a JWT
- * has dots, a store token never does. The store's verifier is asked first
- * from memory, so that a remembered store token costs what it costs without
- * JWTs: one map lookup, no pattern match. A JWT longer than JWT_MAX_LENGTH
- * goes to the store's verifier, which refuses it as unknown, unlooked-up.
+ * A JWT has dots, a store token never does. Memory is asked first, so a remembered store token costs one map lookup, as
+ * without JWTs; a JWT longer than JWT_MAX_LENGTH goes to the store's verifier, which refuses it unlooked-up.
  */
 export class OpaqueThenJwtVerifier implements TokenVerifier {
   readonly #opaque: TokenVerifier;

@@ -1,7 +1,7 @@
 import type { Store, TokenRecord } from '../store/store.js';
 import { generateToken, hashToken, tokenNameProblem } from './api-token.js';
 
-/** How long a rotated token goes on working when no grace is given: a day to switch its clients. */
+/** A day to switch a rotated token's clients. */
 export const DEFAULT_ROTATION_GRACE_MS = 24 * 3_600_000;
 
 export type RotateResult =
@@ -9,12 +9,8 @@ export type RotateResult =
   | { rotated: false; reason: 'invalid-name' | 'no-active-token' | 'name-taken'; problem: string };
 
 /**
- * Gives the name's active token a successor with a new secret. The old one
- * goes on working for `graceMs` (0: stops at once), so that its clients can
- * be switched with no downtime; a token still retiring from an earlier
- * rotation stops by then too. The new token expires after `expiresInMs`
- * when given, else lives as long as the old one was made to (or does not
- * expire, as it did not), and keeps the old one's rate limit: the client is the same.
+ * The old token works on for `graceMs`, so its clients switch with no downtime. The new one lives as long as the old one
+ * was made to, unless `expiresInMs`, and keeps its rate limit: the client is the same.
  */
 export async function rotateToken(
   store: Store,
@@ -43,7 +39,6 @@ export async function rotateToken(
   return { rotated: true, token, record: stored.record, retiring: stored.retired };
 }
 
-/** How long a token was made to live; undefined when it does not expire (or there is none). */
 function lifetimeOf(token: TokenRecord | undefined): number | undefined {
   if (token === undefined || token.expiresAt === null) return undefined;
   return token.expiresAt.getTime() - token.createdAt.getTime();

@@ -1,27 +1,21 @@
-/** The most a memory holds, in entries and in bytes (its keys' characters and ENTRY_BYTES for each entry). */
+/** `maxBytes` counts the keys' characters and ENTRY_BYTES for each entry. */
 export interface MemoryLimits {
   readonly maxEntries: number;
   readonly maxBytes: number;
 }
 
-/** What an entry is taken to cost besides its key: the map's slot, the entry and a verdict of a few small objects. */
 export const ENTRY_BYTES = 256;
 
 interface Entry<T> {
   readonly value: T;
   readonly until: number;
   readonly bytes: number;
-  /** Read since it was remembered or last spared. */
   used: boolean;
 }
 
 /**
- * What was decided about presented tokens, each remembered until a time, so
- * that a client reusing its token costs one map lookup. Bounded in entries
- * and in bytes. When full, the oldest entry goes to make room, unless it was
- * read since it was remembered: then it is spared once and moved to the end
- * (a clock's second chance), so that a token in use outlives a stream of new
- * ones, for one flag written a hit. Nothing is ever forgotten wholesale.
+ * When full, the oldest entry goes unless read since it was set: then it is spared once and moved to the end (a
+ * clock's second chance), so that a token in use outlives a stream of new ones for one flag written a hit.
  */
 export class TokenMemory<T> {
   readonly #limits: MemoryLimits;
@@ -33,7 +27,6 @@ export class TokenMemory<T> {
     this.#limits = limits;
   }
 
-  /** The value remembered under this key, unless there is none or its time has come. */
   get(key: string, now: number): T | undefined {
     const entry = this.#entries.get(key);
     if (entry === undefined || now >= entry.until) return undefined;
@@ -41,7 +34,6 @@ export class TokenMemory<T> {
     return entry.value;
   }
 
-  /** Remembers `value` under this key until `until` (epoch milliseconds), as the newest entry. */
   set(key: string, value: T, until: number): void {
     const bytes = key.length + ENTRY_BYTES;
     this.delete(key);
@@ -51,7 +43,6 @@ export class TokenMemory<T> {
     this.#bytes += bytes;
   }
 
-  /** Forgets what is remembered under this key, if anything. */
   delete(key: string): void {
     const entry = this.#entries.get(key);
     if (entry === undefined) return;
@@ -59,7 +50,6 @@ export class TokenMemory<T> {
     this.#bytes -= entry.bytes;
   }
 
-  /** Forgets the oldest entry not read since it was remembered or spared; those before it are spared. */
   #evictOldest(): void {
     // An entry spared is set again, at the end, where this loop meets it once more unread.
     for (const [key, entry] of this.#entries) {

@@ -1,9 +1,6 @@
 import type { TokenRecord } from '../store/store.js';
 
-/**
- * What a token is at `now`, as `token list` shows it: `retiring` while a
- * rotation's grace lets it go on working until its `revokedAt`.
- */
+/** `retiring`: a rotation's grace lets it work until its `revokedAt`. */
 export type TokenStatus = 'active' | 'retiring' | 'revoked' | 'expired';
 
 export function tokenStatus(token: TokenRecord, now: Date): TokenStatus {

@@ -2,25 +2,16 @@ import type { BaseLogger } from 'pino';
 import type { Store } from '../store/store.js';
 import type { TokenUses } from './token-uses.js';
 
-/**
- * How often the uses noted in memory are written: `token list` shows a use
- * within about this long, at the cost of one small write this often, and
- * none when no token was used.
- */
+/** `token list` shows a use within about this long, for one small write this often, none when no token was used. */
 export const TOKEN_USE_WRITE_INTERVAL_MS = 5000;
 
-/**
- * Writes the tokens' last uses that a server noted (TokenUses) to the store,
- * all in one write every TOKEN_USE_WRITE_INTERVAL_MS, and once more when the
- * server stops, so that requests never wait for it. A failed write is
- * logged and its uses are tried again with the next.
- */
+/** Requests never wait for the write; a failed one is logged and its uses go with the next. */
 export class TokenUseWriter {
   readonly #store: Pick<Store, 'recordTokenUses'>;
   readonly #uses: TokenUses;
   readonly #log: Pick<BaseLogger, 'warn'>;
   #timer: NodeJS.Timeout | undefined;
-  /** The write under way, so that two never overlap. */
+  /** So that two writes never overlap. */
   #writing: Promise<void> | undefined;
 
   constructor(store: Pick<Store, 'recordTokenUses'>, uses: TokenUses, log: Pick<BaseLogger, 'warn'>) {
@@ -41,7 +32,7 @@ export class TokenUseWriter {
     await this.write();
   }
 
-  /** Writes the uses noted since the last write, if any; never rejects. */
+  /** Never rejects. */
   write(): Promise<void> {
     if (this.#writing !== undefined) return this.#writing;
     const uses = this.#uses.unwritten();

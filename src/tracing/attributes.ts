@@ -1,9 +1,4 @@
-/*
- * The attribute names of OpenTelemetry's semantic conventions that this
- * service's spans carry (opentelemetry.io/docs/specs/semconv: HTTP, database
- * and general attributes, all stable), written out rather than imported, as
- * the conventions package ships thousands of names for these few.
- */
+// OpenTelemetry semantic conventions (opentelemetry.io/docs/specs/semconv, stable), written out: the conventions package ships thousands of names.
 
 export const HTTP_REQUEST_METHOD = 'http.request.method';
 export const HTTP_ROUTE = 'http.route';

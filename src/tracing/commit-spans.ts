@@ -3,16 +3,11 @@ import type { CommitTrace, CommitTracer } from '../plants/group-commit.js';
 import { DB_COLLECTION_NAME, DB_OPERATION_BATCH_SIZE, DB_OPERATION_NAME, DB_SYSTEM_NAME, ERROR_TYPE } from './attributes.js';
 import { traceParentOf } from './trace-parent.js';
 
-/** `db.system.name` of each store. */
 export type DatabaseSystem = 'sqlite' | 'postgresql';
 
 /**
- * The span of each group commit: one transaction for the plants of many
- * requests, so a root span of its own with a link to the SERVER span of
- * every sampled request it carried (a span has one parent; a link says
- * "caused by" without that), and no span when none was sampled. It also
- * gives each plant its request's `traceparent`, sampled or not, for the
- * store to keep with the plant's webhook messages.
+ * A group commit serves many requests: a root span linked to each sampled request's SERVER span (a span has one parent), none when none was sampled.
+ * Each plant still gets its request's `traceparent`, sampled or not, for the store to keep with its webhook messages.
  */
 export class CommitSpans implements CommitTracer {
   readonly #tracer: Tracer;

@@ -1,17 +1,12 @@
 import { createNoopMeter, type Attributes, type Meter, type MeterProvider } from '@opentelemetry/api';
 import type { Counter } from 'prom-client';
 
-/** The SDK's own counter of the spans its processor finished with, an `error.type` on those it dropped. */
+/** The SDK's counter of the spans its processor finished with, an `error.type` on those it dropped. */
 const PROCESSED_SPANS = 'otel.sdk.processor.span.processed';
 
 /**
- * The span processor's own counts (the SDK's self-observability, which it
- * reports through a MeterProvider) into `exported` and `dropped`: a span
- * finished without an error was exported, one with an `error.type` was
- * dropped, for a full queue (`queue_full`) or a failed export (the error's
- * name). The service has no OpenTelemetry metrics pipeline, so this
- * provider keeps only that counter and gives the SDK no-op instruments for
- * the rest.
+ * The SDK's self-observability, reported through a MeterProvider: the service has no OpenTelemetry metrics pipeline,
+ * so this provider keeps only PROCESSED_SPANS and gives the SDK no-op instruments for the rest.
  */
 export function spanCountsMeterProvider(exported: Counter, dropped: Counter<'reason'>): MeterProvider {
   const noop = createNoopMeter();

@@ -5,14 +5,7 @@ import type { Duplex } from 'node:stream';
 /** Not among the errors the exporter retries: once tracing stops, an export fails at once rather than backing off. */
 const STOPPED = 'ERR_PLANTSTORE_TRACING_STOPPED';
 
-/**
- * The exporter's HTTP connections, as an agent factory for the OTLP
- * exporter. Its sockets are unref'd, so that an export in flight to a
- * receiver that hangs never keeps a stopping process alive; once `stop` is
- * called, open connections are cut and new ones refused with an error the
- * exporter does not retry. An export waiting out a retry's back-off (at
- * most 5 s, the SDK's) still ends then, with that error.
- */
+/** Unref'd sockets, cut and refused once `stop` is called: an export to a hung receiver, or in a retry's back-off, never holds a stopping process up. */
 export class ExportConnections {
   #stopped = false;
   readonly #agents: http.Agent[] = [];

@@ -5,22 +5,15 @@ import { CLIENT_ADDRESS, ERROR_TYPE, HTTP_REQUEST_METHOD, HTTP_RESPONSE_STATUS_C
 
 const propagator = new W3CTraceContextPropagator();
 
-/** The one route traced, as `http.route` and the span's name give it. */
 const ROUTE = '/plants';
 
-/** Where a request came in: the client's address (after TRUST_PROXY) and the port it reached. */
+/** The client's address (after TRUST_PROXY) and the port the request reached. */
 export interface RequestPeer {
   readonly clientAddress: string | undefined;
   readonly serverPort: number | undefined;
 }
 
-/**
- * The SERVER span of each POST /plants, made by both adapters that serve
- * it (Fastify's and the node:http fast path), with the HTTP semantic
- * conventions' attributes. An incoming W3C `traceparent` is its parent.
- * Nothing of the request's headers but the trace context is read: no
- * token reaches a span.
- */
+/** The SERVER span of POST /plants, for both adapters; of the headers only the W3C Trace Context is read, so no token reaches a span. */
 export class RequestSpans {
   readonly #tracer: Tracer;
 
@@ -28,10 +21,7 @@ export class RequestSpans {
     this.#tracer = tracer;
   }
 
-  /**
-   * A request's span, started now. Its attributes are given once it is
-   * sampled: the SDK checks those given to startSpan for every request.
-   */
+  /** Attributes are set only once sampled: the SDK checks those given to startSpan for every request. */
   start(headers: IncomingHttpHeaders, peer: RequestPeer): Span {
     const span = this.#tracer.startSpan(`POST ${ROUTE}`, { kind: SpanKind.SERVER }, parentOf(headers));
     if (!span.isRecording()) return span;
@@ -41,11 +31,7 @@ export class RequestSpans {
     return span.setAttributes(attributes);
   }
 
-  /**
-   * Ends a request's span with its answer's status; an error answer's
-   * catalogue code as `error.type`, and a 5xx (the service's fault, not the
-   * client's) as the span's error status.
-   */
+  /** An error answer's catalogue code is `error.type`; only a 5xx, the service's fault, sets the error status. */
   end(span: Span, status: number, body: string | undefined): void {
     if (!span.isRecording()) {
       span.end();
@@ -61,7 +47,6 @@ export class RequestSpans {
   }
 }
 
-/** The context an incoming `traceparent` (and `tracestate`) names, or the root when there is none. */
 function parentOf(headers: IncomingHttpHeaders): Context {
   return headers.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
 }

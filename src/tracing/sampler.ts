@@ -10,19 +10,12 @@ import {
 } from '@opentelemetry/sdk-trace';
 import type { SamplerName } from '../config/tracing-settings.js';
 
-/** OTEL_TRACES_SAMPLER and its argument as the SDK's sampler, wrapped in `LinkedRootSampler`. */
 export function samplerOf(name: SamplerName, ratio: number): Sampler {
   const root = name.endsWith('always_on') ? new AlwaysOnSampler() : name.endsWith('always_off') ? new AlwaysOffSampler() : new TraceIdRatioBasedSampler(ratio);
   return new LinkedRootSampler(name.startsWith('parentbased_') ? new ParentBasedSampler({ root }) : root);
 }
 
-/**
- * A root span linked to a sampled span is sampled too; any other span is
- * left to the configured sampler. A commit span is a root with a link to
- * each request it carried: sampled on its own ratio, it would be missing
- * from most of the traces that were kept, and a slow create could not be
- * followed into its commit.
- */
+/** A root span linked to a sampled span is sampled too: a commit span sampled on its own ratio would be missing from most of the traces kept. */
 class LinkedRootSampler implements Sampler {
   readonly #sampler: Sampler;
 

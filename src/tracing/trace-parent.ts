@@ -3,7 +3,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 
 const propagator = new W3CTraceContextPropagator();
 
-/** A span context as a W3C `traceparent` header's value: `00-<trace id>-<span id>-<flags>`. */
+/** W3C Trace Context `traceparent`: `00-<trace id>-<span id>-<flags>`. */
 export function traceParentOf(span: SpanContext): string {
   return `00-${span.traceId}-${span.spanId}-${span.traceFlags.toString(16).padStart(2, '0')}`;
 }

@@ -12,13 +12,11 @@ import { ExportConnections } from './export-connections.js';
 import { RequestSpans } from './request-spans.js';
 import { samplerOf } from './sampler.js';
 
-/** Where OTLP/HTTP receivers listen by default (a Collector on the same host). */
 const DEFAULT_ENDPOINT = 'http://localhost:4318/';
 
 /** Longest a stopping process waits for its last spans to be exported: a receiver away must not hold a shutdown up. */
 export const FINAL_EXPORT_MS = 2000;
 
-/** The counters of the spans the exporter sent and those dropped, by reason. */
 export interface SpanCounters {
   exported: Counter;
   dropped: Counter<'reason'>;
@@ -26,17 +24,14 @@ export interface SpanCounters {
 
 /** What makes the process's spans, and how to stop it. */
 export interface Tracing {
-  /** The spans of POST /plants. */
   readonly requests: RequestSpans;
-  /** The spans of the group commits to a store of `system`. */
   commits(system: DatabaseSystem): CommitSpans;
-  /** The spans of webhook attempts. */
   readonly deliveries: DeliverySpans;
   /** Exports the spans still queued, for at most FINAL_EXPORT_MS, and stops. */
   shutdown(): Promise<void>;
 }
 
-/** The URL spans are posted to: the traces endpoint as given, or the base endpoint's `v1/traces`. */
+/** The traces endpoint as given, or the base endpoint's `v1/traces` (the OTLP exporter specification). */
 export function tracesUrl(config: TracingConfig): string {
   if (config.otelExporterOtlpTracesEndpoint !== undefined) return config.otelExporterOtlpTracesEndpoint;
   const base = config.otelExporterOtlpEndpoint ?? DEFAULT_ENDPOINT;
@@ -44,17 +39,8 @@ export function tracesUrl(config: TracingConfig): string {
 }
 
 /**
- * The OpenTelemetry SDK set up from the settings (loaded only when traces are
- * on: see load-tracing.ts), so that every traced step costs one comparison
- * when they are off.
- * Nothing is registered globally: the tracer is handed to the steps that
- * make spans, and no context manager follows async calls (a request's
- * context travels with it as a value), which would cost every request of
- * the process, traced or not.
- *
- * Spans are exported in batches off the request path. The queue is
- * bounded: an exporter that cannot keep up, or reach its receiver, drops
- * spans and counts them, and a create never waits for it.
+ * Nothing is registered globally and no context manager follows async calls: that would cost every request, traced or not.
+ * The export queue is bounded: an exporter that cannot keep up drops spans and counts them, and a create never waits for it.
  */
 export function startTracing(config: TracingConfig, counters: SpanCounters): Tracing {
   const connections = new ExportConnections();

@@ -5,10 +5,7 @@ import { messageBody, webhookId } from './message.js';
 import { type AttemptResult, postMessage } from './post-message.js';
 import { signedHeaders } from './signature.js';
 
-/**
- * One attempt of a message to its subscription's receiver: the body, its
- * signatures, and with traces on the attempt's span and its `traceparent`.
- */
+/** One attempt of a message to its subscription's receiver; with traces on, it has a span and sends its `traceparent`. */
 export async function attemptDelivery(target: DeliveryTarget, message: ClaimedMessage, timeoutMs: number, spans: DeliverySpans | undefined): Promise<AttemptResult> {
   const id = webhookId(target.subscription.key, message.id);
   const body = messageBody(message);

@@ -17,36 +17,23 @@ const MOST_QUEUED = 1024;
 const QUEUED_SECONDS = 0.25;
 /** ...once that is at least this many: a slower one claims only for its free slots, as each attempt ends. */
 const LEAST_QUEUED = 32;
-/** The delivery rate is estimated over at least this long. */
 const RATE_WINDOW_MS = 250;
 
 /**
- * One subscription as a dispatcher delivers to it: where, with which keys,
- * and the messages it holds. Claimed messages wait here until one of the
- * subscription's `concurrency` slots is free, so that a finished attempt
- * starts the next at once, without a trip to the store.
- *
- * How many it holds follows how fast it delivers: a fast receiver gets a
- * quarter of a second's worth (up to MOST_QUEUED), a slow or hanging one
- * none beyond its slots. So a message seldom waits longer for a slot than
- * one attempt's timeout, and one that would outlive its lease is released
- * instead of sent. A subscription found paused or removed at a turn sends
- * none of them; until that turn, held messages may still start.
+ * One subscription as a dispatcher delivers to it. Claimed messages wait here for a free slot, so a finished attempt starts
+ * the next without a trip to the store; a fast receiver holds QUEUED_SECONDS' worth, a slow one none beyond its slots.
  */
 export class DeliveryTarget {
   subscription: Subscription;
   url: URL;
   keys: KeyObject[];
-  /** Its connections: as many as its slots. */
   pool: Pool;
   inFlight = 0;
   readonly #connections: number;
   readonly #queue: LeasedMessage[] = [];
   #finished = 0;
   #rateSince: number;
-  /** Attempts finished a second, lately. */
   #rate = 0;
-  /** While starts are paced: when the current gap began, and the attempts started in it. */
   #gapStartedAt = 0;
   #startedInGap = 0;
 
@@ -59,12 +46,7 @@ export class DeliveryTarget {
     this.#rateSince = now;
   }
 
-  /**
-   * Takes the subscription as read this turn. Updated in place: the
-   * attempts in flight and the queued messages go to its URL, signed with
-   * its keys, from now on. The keys are read each turn, so that a retired
-   * secret stops signing within a turn of its window's end.
-   */
+  /** Takes the subscription as read this turn, in place; its keys too, so a retired secret stops signing within a turn of its window's end. */
   update(subscription: Subscription, now: number): void {
     this.subscription = subscription;
     if (subscription.url !== this.url.href) {
@@ -83,7 +65,7 @@ export class DeliveryTarget {
     return this.#queue.length;
   }
 
-  /** How many more messages to claim now: for its free slots, or, when it holds more, none until they ran down to half. */
+  /** How many more messages to claim now: for its free slots, or, when it holds more, none until they run down to half. */
   wanted(concurrency: number, now: number): number {
     const elapsed = now - this.#rateSince;
     if (elapsed >= RATE_WINDOW_MS) {
@@ -102,12 +84,10 @@ export class DeliveryTarget {
     for (const message of messages) this.#queue.push({ message, leaseEndsAt });
   }
 
-  /** Slots neither in flight nor spoken for by a held message. */
   freeSlots(concurrency: number): number {
     return Math.max(0, concurrency - this.#queue.length - this.inFlight);
   }
 
-  /** The next held message, or undefined when none is held or every slot is busy. */
   next(concurrency: number): LeasedMessage | undefined {
     return this.inFlight < concurrency ? this.#queue.shift() : undefined;
   }
@@ -121,7 +101,6 @@ export class DeliveryTarget {
     return most - this.#startedInGap;
   }
 
-  /** When the current gap of `gapMs` ends: more attempts may start then. */
   gapEndsAt(gapMs: number): number {
     return this.#gapStartedAt + gapMs;
   }
@@ -136,12 +115,10 @@ export class DeliveryTarget {
     this.#finished += 1;
   }
 
-  /** Closes its connections once the attempts on them end: it is not delivered to any more. */
   retire(): void {
     closeAfterAttempts(this.pool);
   }
 
-  /** Gives up every held message (to be released to the store). */
   takeAll(): LeasedMessage[] {
     return this.#queue.splice(0);
   }

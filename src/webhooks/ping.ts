@@ -11,12 +11,7 @@ export interface PingResult {
   durationMs: number;
 }
 
-/**
- * Posts one `webhook.ping` to the subscription's URL now, signed and sent as
- * a delivery is (the same headers, secrets, timeout and answer rules), but
- * outside the outbox: nothing is stored, retried or counted, and a paused
- * subscription is pinged too, so its receiver can be checked before a resume.
- */
+/** Posts one `webhook.ping` signed as a delivery is, outside the outbox (nothing stored, retried or counted), paused subscriptions included. */
 export async function pingSubscription(subscription: Subscription, timeoutMs: number, now = new Date()): Promise<PingResult> {
   const webhookId = pingId(subscription.key);
   const body = pingBody(now);

@@ -7,32 +7,20 @@ export type AttemptResult = { delivered: true; status: number } | { delivered: f
 
 let client: typeof import('undici') | undefined;
 
-/**
- * Loads the HTTP client of deliveries: undici, whose requests cost about
- * half the CPU of node:http's. It is loaded with the first subscription
- * (it holds some 20 MiB), so a store without subscriptions never pays for it.
- */
+/** Loads undici, which costs less CPU a request than node:http, with the first subscription: a store without one never holds it. */
 export async function loadReceiverClient(): Promise<void> {
   client ??= await import('undici');
 }
 
-/**
- * Keep-alive connections to one subscription's receiver, at most
- * `connections` of them. Each subscription has its own, so a receiver that
- * hangs holds only its own connections. Call `loadReceiverClient` first.
- */
+/** Keep-alive connections to one subscription's receiver, so that a hanging receiver holds only its own. Call loadReceiverClient first. */
 export function receiverPool(url: URL, connections: number): Pool {
   if (client === undefined) throw new Error('loadReceiverClient() was not awaited');
   return new client.Pool(url.origin, { connections, pipelining: 1 });
 }
 
 /**
- * One POST of a message through `receiver` (a pool for the URL's origin). A
- * 2xx answer delivers; any other status, a redirect included (not followed:
- * the subscription names the URL to send to), a connection error or no full
- * answer within `timeoutMs` does not. At most a few KiB of the answer are
- * read. The attempt ends at `timeoutMs` at the latest, even while it still
- * waits for a connection.
+ * One POST of a message through `receiver`, a pool for the URL's origin. Only a 2xx answer delivers: a redirect is not
+ * followed, as the subscription names the URL. The attempt ends by `timeoutMs`, even while it waits for a connection.
  */
 export function postMessage(receiver: Dispatcher, url: URL, headers: Record<string, string>, body: string, timeoutMs: number): Promise<AttemptResult> {
   return new Promise((resolve) => {
@@ -50,13 +38,8 @@ export function postMessage(receiver: Dispatcher, url: URL, headers: Record<stri
   });
 }
 
-/**
- * An attempt as undici's own handler of one request: the answer's status and
- * first bytes are all it keeps. undici's `request()` would wrap the same
- * events in a promise, a header object and a stream for the body; a delivery
- * reads none of them, and they cost about a fifth of its CPU (measured in
- * bench/results/2026-11-27-delivery-handler.md).
- */
+// undici's own handler of one request: request() would wrap the same events in a promise, a header object and a body
+// stream, which a delivery never reads and which cost a sizeable share of its CPU.
 class Attempt implements Dispatcher.DispatchHandler {
   readonly #resolve: (result: AttemptResult) => void;
   readonly #timer: NodeJS.Timeout;
@@ -115,14 +98,12 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.#resolve(result);
   }
 
-  /** Ends the attempt before its answer has: the request is cut, and its connection closed. */
   #cut(result: AttemptResult): void {
     this.#end(result);
     this.#controller?.abort(new Error('the attempt has ended'));
   }
 }
 
-/** A system error's code (`ECONNREFUSED`), or undici's own words for its errors (`other side closed`). */
 function describe(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const code = (error as NodeJS.ErrnoException).code;

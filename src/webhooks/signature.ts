@@ -5,34 +5,21 @@ const SECRET_PREFIX = 'whsec_';
 /** Bytes of a new key: within the 24 to 64 that Standard Webhooks asks for. */
 const KEY_BYTES = 32;
 
-/** A new signing secret. */
 export function newSecret(): string {
   return `${SECRET_PREFIX}${randomBytes(KEY_BYTES).toString('base64')}`;
 }
 
-/**
- * The key a secret stands for: the decoded bytes after `whsec_`. A KeyObject,
- * not the bytes: on Node.js 24 an HMAC keyed by a Buffer costs some 20 µs more
- * to start, spent checking whether the Buffer is a KeyObject.
- */
+/** A KeyObject, not the bytes: on Node.js 24 an HMAC keyed by a Buffer spends extra time checking whether it is a KeyObject. */
 export function secretKey(secret: string): KeyObject {
   return createSecretKey(Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64'));
 }
 
-/**
- * The `webhook-signature` header of one attempt (Standard Webhooks): `v1,`
- * and the base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`, once per key,
- * separated by spaces, so that during a secret's rotation a receiver that
- * knows either secret can verify.
- */
+/** `webhook-signature` (Standard Webhooks): `v1,` and the base64 HMAC-SHA256 of `<id>.<timestamp>.<body>` per key, so either secret verifies mid-rotation. */
 export function signatureHeader(keys: readonly KeyObject[], id: string, timestamp: number, body: string): string {
   return keys.map((key) => `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`).join(' ');
 }
 
-/**
- * The Standard Webhooks headers of one attempt, the same for a delivery and
- * a ping: its id, when it is signed (seconds), and a signature per key.
- */
+/** The Standard Webhooks headers of one attempt, a delivery's or a ping's; the timestamp is in seconds. */
 export function signedHeaders(keys: readonly KeyObject[], id: string, body: string, now = Date.now()): Record<string, string> {
   const timestamp = Math.floor(now / 1000);
   return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(keys, id, timestamp, body) };

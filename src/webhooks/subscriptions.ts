@@ -7,15 +7,11 @@ import { webhookUrlProblem } from './webhook-url.js';
 export const RETIRED_SECRET_MS = 24 * 3_600_000;
 
 /**
- * Most retired secrets signing at once. Each adds a 48-byte signature to
- * every delivery's header and an HMAC to its cost; 5 keep the header under
- * 300 bytes and leave room to rotate again after a mistake. Past it a
- * rotation is refused rather than cutting the oldest short: a receiver may
- * still rely on it until the end it was promised.
+ * Most retired secrets signing at once: each adds a signature to every delivery and an HMAC to its cost. Past it a
+ * rotation is refused rather than cutting short the oldest's window, as promised to a receiver.
  */
 export const MOST_RETIRED_SECRETS = 5;
 
-/** Most characters of a subscription's description. */
 const DESCRIPTION_MAX = 500;
 
 export type AddResult =
@@ -23,11 +19,7 @@ export type AddResult =
   /** `duplicateOf`: refused because that active subscription already has the URL. */
   | { added: false; problem: string; duplicateOf?: number };
 
-/**
- * Stores a subscription to `url` with a new secret; it receives the plants
- * created from now on. A URL that an active subscription already has is
- * refused unless `allowDuplicate`: two subscriptions send every plant twice.
- */
+/** Stores a subscription with a new secret, for the plants created after it; a URL already subscribed is refused unless `allowDuplicate`. */
 export async function addSubscription(
   store: WebhookStore,
   url: string,
@@ -58,11 +50,7 @@ export type UpdateResult =
   | { updated: false; problem: string; duplicateOf?: number }
   | undefined;
 
-/**
- * Gives a subscription another URL, checked as an add checks it, and a
- * description (the one it has when undefined, none when empty). Its pending
- * messages go to the new URL. Undefined when no active subscription has this id.
- */
+/** Gives a subscription another URL, checked as an add's, and a description (kept when undefined, removed when empty); pending messages follow. */
 export async function updateSubscription(
   store: WebhookStore,
   id: number,
@@ -81,7 +69,6 @@ export async function updateSubscription(
   return { updated: true, subscription: updated };
 }
 
-/** Why a subscription cannot have this URL or description, or undefined when it can. */
 function subscriptionProblem(url: string, description: string | undefined): string | undefined {
   const problem = webhookUrlProblem(url);
   // The URL is not repeated: it may hold a password.
@@ -95,12 +82,7 @@ export type RotateResult =
   | { rotated: false; problem: string }
   | undefined;
 
-/**
- * Gives a subscription a new secret; the one it replaces goes on signing
- * beside it for `graceMs` (RETIRED_SECRET_MS unless given; 0 stops it at
- * once, after a leak), and so do those retired before, each until its own
- * window ends. Undefined when no active subscription has this id.
- */
+/** Gives a subscription a new secret; the replaced one signs beside it for `graceMs` (0 after a leak), as do earlier ones until their windows end. */
 export async function rotateSecret(store: WebhookStore, id: number, now = new Date(), graceMs = RETIRED_SECRET_MS): Promise<RotateResult> {
   const retiredUntil = new Date(now.getTime() + graceMs);
   const rotated = await store.rotateSecret({ id, secret: newSecret(), retiredUntil, now, mostRetired: MOST_RETIRED_SECRETS });

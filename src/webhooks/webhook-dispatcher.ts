@@ -13,70 +13,41 @@ import { DeliveryPace } from './delivery-pace.js';
 import type { WebhookMetrics } from '../observability/webhook-metrics.js';
 
 export interface DispatcherOptions {
-  /** Longest an attempt may take, in ms. */
   timeoutMs: number;
   /** The first retry's delay, and the least of any, in ms. */
   retryMinMs: number;
-  /** The most any retry waits, in ms. */
   retryMaxMs: number;
   /** How long after its plant's commit (or its latest resend or resume) a message is retried before it is failed, in ms. */
   retryForMs: number;
   /** Attempts in flight at once per subscription, in this process. */
   concurrency: number;
-  /** How long delivered and failed messages are kept, in ms. */
   retentionMs: number;
-  /** How often the outbox is looked at when nothing wakes the dispatcher, in ms. */
   pollMs: number;
 }
 
-/** What the dispatcher reads of the creates' writer (the group commit). */
 export interface CreatesWriter {
   /** Plants committed so far: their pace shows whether deliveries slow creates down. */
   readonly plantsCommitted: number;
 }
 
-/**
- * While deliveries are held back (see DeliveryPace), the dispatcher takes a
- * turn (a settle and a claim: store work) at most every `BUSY_TURN_GAP_MS`,
- * and a subscription claims only what its attempts may start until the
- * next turn. They start at most `BUSY_SLOTS` every `BUSY_SEND_GAP_MS`, with
- * at most BUSY_SLOTS in flight: 80 a second.
- * Beside saturated creates, a delivery costs the process as much as about
- * three creates, so this share is kept small: at 540 a second the creates'
- * p99 on PostgreSQL grew to 1.9 times the durable floor's, at 160 a second
- * to 1.4-1.5 times, at 80 a second to 1.2-1.3 times in two runs of three
- * (bench/results/2026-12-02-held-share.md). The store work is what a
- * delivery costs the database, so it comes in turns twice as rare as the
- * attempts' small bursts, which keep the event loop's pauses short.
- */
+// While deliveries are held back (see DeliveryPace), turns (store work) come at most every BUSY_TURN_GAP_MS and attempts
+// start at most BUSY_SLOTS every BUSY_SEND_GAP_MS: beside saturated creates a delivery costs several creates, and the
+// turns, which cost the database, come half as often as the small bursts of attempts that keep the loop's pauses short.
 const BUSY_TURN_GAP_MS = 200;
 const BUSY_SEND_GAP_MS = 100;
 const BUSY_SLOTS = 8;
-/** How often the event loop's utilization is sampled. */
 const LOAD_WINDOW_MS = 100;
 /** Most messages one claim takes for a subscription: a turn's store work stays short, whatever the backlog. */
 const CLAIM_MOST = 256;
-/** Outcomes wait at most this long for company before a turn records them... */
+/** Outcomes wait at most this long for company before a turn records them, unless SETTLE_BATCH are waiting. */
 const SETTLE_GAP_MS = 20;
-/** ...unless this many are waiting. */
 const SETTLE_BATCH = 256;
 /** A held message is sent only if its attempt can end this long before its lease does; otherwise it is released. */
 const LEASE_MARGIN_MS = 500;
 
 /**
- * Delivers the outbox's messages, in the serving process, apart from the
- * request path: it is woken after a batch that wrote messages commits, and
- * looks by itself every `pollMs` (for messages that other processes wrote,
- * retries that came due and leases that ran out).
- *
- * A turn records the outcomes of the attempts that finished since the last
- * (one transaction) and, beside that, reads the subscriptions and claims for each the
- * messages it should hold (see DeliveryTarget): many in one transaction for
- * a fast receiver. A finished attempt starts the next held message at once;
- * turns come only to record outcomes and to claim more, so a turn's cost is
- * shared by many deliveries. A slow or failing subscription fills only its
- * own slots. A subscription found paused or removed sends none of the
- * messages it holds: they are released, due again at once.
+ * Delivers the outbox's messages apart from the request path: woken when a batch that wrote messages commits, and every
+ * `pollMs` for others' messages, due retries and lapsed leases. A slow or failing subscription fills only its own slots.
  */
 export class WebhookDispatcher {
   readonly #store: WebhookStore;
@@ -84,7 +55,6 @@ export class WebhookDispatcher {
   readonly #log: FastifyBaseLogger;
   readonly #metrics: WebhookMetrics | undefined;
   readonly #spans: DeliverySpans | undefined;
-  /** Who holds this process's leases. */
   readonly #owner = `${hostname()}/${process.pid}/${randomUUID()}`;
   /** A claim holds a message this long: its wait for a slot (at most an attempt's timeout) and its attempt, so a live process never loses its lease mid-attempt. */
   readonly #leaseMs: number;
@@ -92,24 +62,20 @@ export class WebhookDispatcher {
   #settlements: Settlement[] = [];
   #inFlight = 0;
   #timer: NodeJS.Timeout | undefined;
-  /** Starts held messages when a send gap ends (deliveries held back), and when it runs. */
   #sendTimer: NodeJS.Timeout | undefined;
   #sendTimerAt = Infinity;
-  /** When the scheduled turn runs. */
   #scheduledAt = Infinity;
   #turn: Promise<void> | undefined;
   #lastTurnAt = 0;
-  /** When this process last committed messages: creates are flowing. */
   #lastWrittenAt = 0;
   readonly #creates: CreatesWriter;
   readonly #pace = new DeliveryPace();
-  /** The last window's end: the loop's use and the plants committed until then. */
   #window: { loop: EventLoopUtilization; plantsCommitted: number; at: number };
   #again = false;
   #stopped = false;
   #lastPrune = 0;
   #whenIdle: (() => void)[] = [];
-  /** A stop's grace ran out: the attempts still in flight were cut. */
+  /** Set when a stop's grace runs out and the attempts still in flight are cut. */
   #interrupted = false;
 
   constructor(store: WebhookStore, creates: CreatesWriter, options: DispatcherOptions, log: FastifyBaseLogger, metrics?: WebhookMetrics, spans?: DeliverySpans) {
@@ -131,15 +97,8 @@ export class WebhookDispatcher {
     this.wake();
   }
 
-  /**
-   * Whether new messages may be claimed now: a subscription not read yet, or
-   * an active one with room for more. A create that finds every subscription
-   * paused or busy wakes no turn, which would cost a trip to the store for
-   * nothing: on PostgreSQL a query a batch, which took a paused subscription
-   * from 29,000 creates a second down to 25,500.
-   * A subscription added or resumed meanwhile is found at the next turn,
-   * within WEBHOOK_POLL_MS.
-   */
+  // Whether new messages may be claimed: a subscription not read yet, or an active one with room. Otherwise a wake costs a
+  // trip to the store for nothing; a subscription added or resumed meanwhile is found within WEBHOOK_POLL_MS.
   #roomForMessages(): boolean {
     if (this.#targets.size === 0) return true;
     const now = Date.now();
@@ -149,11 +108,7 @@ export class WebhookDispatcher {
     return false;
   }
 
-  /**
-   * Looks at the outbox soon: after the I/O already waiting (the answer to
-   * the create that woke it goes first), or, while creates keep the process
-   * busy, at the next busy turn gap; right after the turn under way if one is.
-   */
+  /** Looks at the outbox after the I/O already waiting (a create's answer goes first), the busy turn gap, or the turn under way. */
   wake(): void {
     if (this.#stopped) return;
     if (this.#turn !== undefined) {
@@ -176,7 +131,6 @@ export class WebhookDispatcher {
     }, delayMs);
   }
 
-  /** How long the next turn waits: nothing, unless deliveries are held back. */
   #nextTurnIn(): number {
     const now = Date.now();
     if (now - this.#window.at >= LOAD_WINDOW_MS) {
@@ -192,12 +146,10 @@ export class WebhookDispatcher {
     return this.#pace.paced ? Math.max(0, this.#lastTurnAt + BUSY_TURN_GAP_MS - now) : 0;
   }
 
-  /** Attempts a subscription may start in a send gap while paced: BUSY_SLOTS times the pace's share. */
   #startsPerGap(): number {
     return BUSY_SLOTS * this.#pace.share;
   }
 
-  /** Attempts a subscription may have in flight now. */
   #slots(): number {
     return this.#pace.paced ? Math.min(this.#startsPerGap(), this.#options.concurrency) : this.#options.concurrency;
   }
@@ -208,7 +160,6 @@ export class WebhookDispatcher {
     return Math.min(CLAIM_MOST, target.wanted(this.#slots(), now));
   }
 
-  /** How many of a subscription's attempts may start now: any number, but while paced what is left of its send gap's starts. */
   #startsAllowed(target: DeliveryTarget, now: number): number {
     return this.#pace.paced ? target.startsLeft(now, BUSY_SEND_GAP_MS, this.#startsPerGap()) : Infinity;
   }
@@ -226,12 +177,7 @@ export class WebhookDispatcher {
     }, Math.max(0, at - Date.now()));
   }
 
-  /**
-   * Claims nothing more, releases the messages held and not sent, lets the
-   * attempts in flight finish for up to `graceMs` (then cuts them: they are
-   * retried later, by this process's successor or another) and records
-   * their outcomes.
-   */
+  /** Claims nothing more, releases held messages, gives attempts in flight `graceMs` before cutting them, and records their outcomes. */
   async stop(graceMs: number): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
@@ -250,7 +196,6 @@ export class WebhookDispatcher {
     await this.#settle().catch((error: unknown) => this.#log.error({ err: error }, 'the outcomes of the last webhook attempts could not be recorded'));
   }
 
-  /** Closes every receiver's connections: at once (`destroy`, cutting the attempts in flight) or after them. */
   async #closeConnections(how: 'close' | 'destroy'): Promise<void> {
     await Promise.all(
       [...this.#targets.values()].map(async ({ pool }) => {
@@ -309,7 +254,7 @@ export class WebhookDispatcher {
     for (const [id, target] of this.#targets) {
       const subscription = active.get(id);
       if (subscription === undefined || subscription.pausedAt !== null) {
-        // Claimed before the pause or removal was seen: not sent now.
+        // Claimed before the pause or removal showed: not sent.
         this.#release(target.takeAll());
         if (subscription === undefined && target.inFlight === 0) {
           this.#targets.delete(id);
@@ -326,7 +271,6 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Starts attempts of held messages while the subscription has free slots. */
   #sendHeld(target: DeliveryTarget): void {
     for (;;) {
       const now = Date.now();
@@ -364,7 +308,6 @@ export class WebhookDispatcher {
     else this.#schedule(this.#settleIn());
   }
 
-  /** When the outcomes waiting are recorded: after SETTLE_GAP_MS, and while deliveries are held back not before the next turn may come. */
   #settleIn(): number {
     return Math.max(SETTLE_GAP_MS, this.#nextTurnIn());
   }

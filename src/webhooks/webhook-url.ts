@@ -1,9 +1,4 @@
-/**
- * Why `text` cannot be a subscription's URL, or undefined when it can: an
- * absolute `http://` or `https://` URL without credentials (they would sit in
- * the store and in every listing; a receiver authenticates the sender by the
- * signature instead).
- */
+/** Why `text` cannot be a subscription's URL, or undefined: credentials are refused, as they would sit in the store and every listing. */
 export function webhookUrlProblem(text: string): string | undefined {
   let url: URL;
   try {

@@ -17,41 +17,24 @@ export type DirectRoute = (request: IncomingMessage, response: ServerResponse) =
 export interface FastPathDeps {
   pipeline: CreatePipeline;
   record: RecordCompletion;
-  /** The app's logger; a request's own is made from it only when the request logs a line. */
   logger: Logger;
   clientAddress: (request: IncomingMessage) => string | undefined;
   bodyLimit: number;
-  /** The SERVER spans of requests, when traces are on. */
   spans: RequestSpans | undefined;
 }
 
-/**
- * The app's global Fastify hooks, by name, whose work this adapter does
- * itself, and where: a request served here never runs Fastify's hooks. A
- * test compares this list with the hooks the app has, so a new global hook
- * fails it until the fast path does its work too and the hook is listed.
- */
+/** The app's global Fastify hooks whose work this adapter does itself; a test fails on a global hook missing here. */
 export const GLOBAL_HOOKS_APPLIED: Readonly<Record<string, readonly string[]>> = {
-  // answerHeaderList writes the security headers and the request id.
   onRequest: ['answerHeaders'],
-  // FastPathCreate.answer records the access line and the duration.
   onResponse: ['recordCompletion'],
 };
 
-/** The route's name in the latency histogram, as Fastify names it. */
+/** As Fastify names the route in the latency histogram. */
 const ROUTE = '/plants';
 
 /**
- * POST /plants on node:http, before Fastify sees the request: the route that
- * carries the load, spared Fastify's per-request machinery (a request and a
- * reply object, hook runners, the body's stream handling), which costs more
- * than the rest of the service's own work together (docs/performance.md).
- *
- * It takes only the creates whose headers leave nothing to decide but the
- * body (the pipeline's `rememberedCaller`) and whose body has a stated
- * Content-Length within BODY_LIMIT, at `POST /plants` exactly. Every other
- * request goes to Fastify. From the body on, both adapters run the same
- * pipeline.
+ * POST /plants on node:http, spared Fastify's per-request machinery (docs/performance.md): it takes only creates whose
+ * headers settle everything but the body and whose Content-Length is within BODY_LIMIT; every other request goes to Fastify.
  */
 export function plantsFastPath(deps: FastPathDeps): DirectRoute {
   return (request, response) => {
@@ -66,7 +49,6 @@ export function plantsFastPath(deps: FastPathDeps): DirectRoute {
   };
 }
 
-/** One create on the fast path, from its headers to its answer. */
 class FastPathCreate implements CompletedRequest, PendingCreate {
   readonly id: string;
   readonly method = 'POST';
@@ -93,18 +75,11 @@ class FastPathCreate implements CompletedRequest, PendingCreate {
     return this.#deps.clientAddress(this.#request);
   }
 
-  /** The request's logger, with its id bound as on every line the request causes; made when first used. */
   get log(): Logger {
     return (this.#log ??= this.#deps.logger.child({ reqId: this.id }));
   }
 
-  /**
-   * Reads the body whole: node:http delivers exactly Content-Length bytes
-   * (checked against BODY_LIMIT), so the create starts with the chunk that
-   * completes them, without waiting for 'end' a tick later. A client that goes
-   * away mid-body never completes them and leaves nothing to answer; one too
-   * slow gets the server's 408 (client-error-handler.ts).
-   */
+  /** node:http delivers exactly Content-Length bytes: the create starts with the chunk that completes them, not on 'end' a tick later. */
   readBody(length: number): void {
     let chunks: Buffer[] | undefined;
     let received = 0;

@@ -5,7 +5,6 @@ import type { FastifyApiReferenceOptions } from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
 import { allowOnly } from './method-not-allowed.js';
 
-/** The page of the interactive reference. */
 export const DOCS_PATH = '/docs';
 
 /** Where `npm run build` writes the page, the script and Scalar's version (scripts/docs-assets.mjs), from src/ and from dist/ alike. */
@@ -17,14 +16,7 @@ export const VERSION_FILE = join(DOCS_ASSETS, 'scalar-version');
 /** Scalar's script: the version in its path lets browsers keep it for good. */
 export const scriptPath = (scalarVersion: string): string => `${DOCS_PATH}/${scalarVersion}/scalar.js`;
 
-/**
- * The reference as Scalar's Fastify plugin renders it, with each of the
- * page's features that would reach Scalar's servers turned off: web fonts,
- * the AI agent, MCP generation (which uploads the document), the developer
- * toolbar, the button that opens Scalar's hosted client, and telemetry. The
- * document is the one at GET /openapi.json; its relative server makes "try
- * it" send to the server that served the page.
- */
+/** Every feature of the page that would reach Scalar's servers is off (MCP generation uploads the document). */
 export const scalarOptions = (scalarVersion: string): FastifyApiReferenceOptions => ({
   routePrefix: DOCS_PATH,
   configuration: {
@@ -44,12 +36,7 @@ export const scalarOptions = (scalarVersion: string): FastifyApiReferenceOptions
   },
 });
 
-/**
- * The browser may load from and connect to this server only, whatever a
- * button of the page tries, and sends no address of this server as a
- * referrer to a site a link leads to. Scalar's script and its inline start
- * need 'unsafe-inline' for scripts and styles; it uses no eval.
- */
+/** Load from and connect to this server only, and send no referrer; Scalar's inline start needs 'unsafe-inline' (no eval). */
 const PAGE_HEADERS = {
   'content-security-policy':
     "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; " +
@@ -57,16 +44,7 @@ const PAGE_HEADERS = {
   'referrer-policy': 'no-referrer',
 } as const;
 
-/**
- * GET /docs: Scalar's interactive reference of the served document, with
- * every asset from this server and no token needed.
- *
- * The plugin itself runs in the build (a development dependency), which
- * saves the page and the script it serves; the service streams the two files. Registered in the service,
- * the plugin held its 4.8 MB script in memory twice (the module and the
- * string it sends): 20 MiB more from the start, 30 MiB after the first visit.
- * Both routes are the reference's own: nothing runs for any other request.
- */
+/** The plugin runs in the build: in the service it holds its script in memory twice (bench/results/2026-11-23-sqlite-docs-page-memory.md). */
 export function docsRoutes(app: FastifyInstance): void {
   if (!existsSync(PAGE_FILE) || !existsSync(SCRIPT_FILE) || !existsSync(VERSION_FILE)) {
     throw new Error(`the API reference is not built (${DOCS_ASSETS}): run npm run build, or serve with DOCS=off`);

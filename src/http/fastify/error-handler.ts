@@ -6,16 +6,7 @@ import { sendAnswer } from './send-answer.js';
 
 type ErrorHandler = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void;
 
-/**
- * Fastify's error handlers, for an app whose bodies are limited to
- * `bodyLimit` bytes: every error of every route, ours or Fastify's, answered
- * as the catalogue says (error-answer.ts).
- *
- * Most come before the request's body is read (a refused token or media
- * type, a body over the limit): such an answer is the request's only one,
- * and the connection closes after it unless the body had arrived whole
- * (server/answer-before-body.ts).
- */
+/** Most errors come before the body is read, so each answer goes through server/answer-before-body.ts. */
 export function errorHandlers(bodyLimit: number): { errorHandler: ErrorHandler; frameworkErrors: ErrorHandler } {
   const tooLarge = bodyTooLarge(bodyLimit);
   const errorHandler: ErrorHandler = (error, request, reply) => {
@@ -24,8 +15,7 @@ export function errorHandlers(bodyLimit: number): { errorHandler: ErrorHandler; 
   };
   return {
     errorHandler,
-    // A request Fastify refuses before routing (a path whose percent-encoding is broken) runs no
-    // hook, so the headers every answer has are set here; the error is then answered as any other.
+    // A request refused before routing (broken percent-encoding) runs no hook, so the usual headers are set here.
     frameworkErrors: (error, request, reply) => {
       reply.headers(SECURITY_HEADERS);
       reply.header('x-request-id', request.id);

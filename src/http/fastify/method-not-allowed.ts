@@ -3,10 +3,7 @@ import { ServiceError } from '../../errors.js';
 
 const METHODS = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'] as const;
 
-/**
- * Answers every other method on `url` with 405 and the `Allow` header that
- * RFC 9110 (section 15.5.6) requires. GET implies HEAD, as Fastify serves both.
- */
+/** 405 with the `Allow` header RFC 9110 (section 15.5.6) requires; GET implies HEAD, as Fastify serves both. */
 export function allowOnly(app: FastifyInstance, url: string, allowed: readonly (typeof METHODS)[number][]): void {
   const allow = allowed.includes('GET') ? [...allowed, 'HEAD'] : [...allowed];
   const header = allow.join(', ');

@@ -8,15 +8,10 @@ import { refusedAuthentication } from '../auth-refusal.js';
 import { bearerToken } from '../bearer-token.js';
 import { allowOnly } from './method-not-allowed.js';
 
-/** Digests are compared rather than tokens: both are 64 hex digits, so the comparison's time tells nothing, not even the token's length. */
+/** Digests, not tokens, are compared: of equal length, their comparison's time tells nothing, not even the token's length. */
 const digest = (text: string) => Buffer.from(hashToken(text));
 
-/**
- * GET /metrics in the Prometheus text format; guarded by a bearer token when
- * METRICS_TOKEN is set. The header is read as POST /plants reads it, and a
- * wrong or missing token counts towards the same limit of failed
- * authentications (`authFailures`, keyed by `request.ip`, which TRUST_PROXY sets).
- */
+/** A wrong METRICS_TOKEN counts towards the same failed-authentication limit as POST /plants. */
 export function metricsRoute(app: FastifyInstance, deps: { metrics: Metrics; metricsToken: string | undefined; authFailures: AuthFailureLimiter }): void {
   const expected = deps.metricsToken === undefined ? undefined : digest(deps.metricsToken);
   app.get('/metrics', async (request, reply) => {

@@ -11,25 +11,16 @@ import { sendAnswer } from './send-answer.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Who the request acts for, once its bearer token is accepted. */
     caller: Caller | null;
-    /** The rate limit policy that refused the request, for the access line. */
+    /** For the access line. */
     rateLimited: PolicyName | undefined;
-    /** The request's SERVER span, when traces are on. */
     span: Span | undefined;
-    /** An error answer's body, for its span's `error.type`. */
+    /** For the span's `error.type`. */
     errorBody: string | undefined;
   }
 }
 
-/**
- * POST /plants in Fastify: the create pipeline's steps in Fastify's hooks.
- * The headers are checked in onRequest, before the body is read; the body
- * reaches the handler as text (the app's JSON parser keeps it so), and the
- * pipeline parses, validates and creates. The creates whose headers already
- * settle everything but the body never get here: the node:http adapter
- * serves them (../fast-path/plants-fast-path.ts).
- */
+/** Headers are checked in onRequest, before the body is read; the app's JSON parser hands the body over as text for the pipeline. */
 export function plantsRoute(app: FastifyInstance, pipeline: CreatePipeline, spans: RequestSpans | undefined): void {
   const admit: onRequestHookHandler = (request, _reply, done) => {
     pipeline.admit(request.headers, request.ip, request, (refusal, caller) => {
@@ -47,7 +38,7 @@ export function plantsRoute(app: FastifyInstance, pipeline: CreatePipeline, span
   allowOnly(app, '/plants', ['POST']);
 }
 
-/** The request's span starts before its token is checked, so that a refusal has its span too. */
+/** Starts before the token is checked, so that a refusal has its span too. */
 function startSpan(spans: RequestSpans): onRequestHookHandler {
   return (request, _reply, done) => {
     request.span = spans.start(request.headers, { clientAddress: request.ip, serverPort: request.socket.localPort });
@@ -55,7 +46,6 @@ function startSpan(spans: RequestSpans): onRequestHookHandler {
   };
 }
 
-/** The span ends with the answer; an error's body is kept on its way out for its code. */
 function spanHooks(spans: RequestSpans): { onSend: onSendHookHandler; onResponse: onResponseHookHandler } {
   return {
     onSend: (request, reply, payload, done) => {

@@ -4,20 +4,17 @@ import { ServiceError } from '../../errors.js';
 import type { Store } from '../../store/store.js';
 import { allowOnly } from './method-not-allowed.js';
 
-/** Readiness waits this long for the store before calling it unavailable, in milliseconds. */
 const READY_TIMEOUT_MS = 1000;
 
-/** The routes that need no token: liveness, readiness and the contract itself. */
+/** The routes that need no token. */
 export function systemRoutes(app: FastifyInstance, deps: { store: Store; stopping: () => boolean }): void {
   const health = { schema: { response: { 200: componentSchema('Health'), '5xx': componentSchema('Error') } } };
 
-  // Liveness: the process answers. It never looks at the store, so that an
-  // orchestrator does not restart a healthy process because the database is away.
+  // Liveness ignores the store, so an orchestrator does not restart a healthy process because the database is away.
   app.get('/healthz', health, async () => ({ status: 'ok' }));
   allowOnly(app, '/healthz', ['GET']);
 
-  // Readiness: the store answers a real query in time, and the process is not stopping; a load
-  // balancer sends traffic only then.
+  // Readiness: a load balancer sends traffic only while the store answers a real query in time.
   app.get('/readyz', health, async () => {
     if (deps.stopping()) throw new ServiceError('STOPPING');
     await withTimeout(deps.store.ping(), READY_TIMEOUT_MS);

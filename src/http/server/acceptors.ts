@@ -2,21 +2,10 @@ import type { Server } from 'node:http';
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import { adoptConnection, connectionCount, countsConnections } from './node-internals.js';
 
-/**
- * Listening sockets on the server's address, the server's own included. The
- * kernel hands each new connection to one of them (by the connection's
- * addresses), and each event-loop turn accepts one connection on each.
- */
+/** Listening sockets on the server's address, its own included: the kernel spreads connections over them, and each turn accepts one on each. */
 export const ACCEPTING_SOCKETS = 8;
 
-/**
- * Resolves once `host`:`port` could be bound without SO_REUSEPORT, and frees
- * it again; rejects with the bind's error (EADDRINUSE when another server
- * listens there). Sockets bound with `reusePort` share the port with any
- * other process of the same user that binds it so: a server started twice on
- * one port would share its connections rather than fail. Checked first, the
- * port stays one server's, whichever of the two starts first.
- */
+/** Rejects with EADDRINUSE when another server listens there: with `reusePort`, a second server would share the port rather than fail. */
 export async function checkAddressFree(host: string, port: number): Promise<void> {
   const probe = createServer();
   await new Promise<void>((resolve, reject) => {
@@ -27,23 +16,9 @@ export async function checkAddressFree(host: string, port: number): Promise<void
 }
 
 /**
- * Binds the address `server` listens on (itself bound with `reusePort`)
- * ACCEPTING_SOCKETS - 1 more times, each connection they accept served by
- * `server` as one of its own.
- *
- * Why: libuv accepts one connection per event-loop turn (since libuv 1.45,
- * libuv/libuv#3696), and a turn of a saturated service lasts a batch of
- * creates. Clients that connect at once, a restarted fleet's or a load
- * balancer's, were accepted one a turn: the 64th after 64 turns, half a
- * second on a busy 2-core machine, while the others were served
- * (docs/performance.md). Eight sockets take eight a turn.
- *
- * A connection is handed over as node:net's own accept hands one to its
- * server: past MAX_CONNECTIONS (`maxConnections`) it is closed at once and
- * `drop` emitted; otherwise it counts among the server's connections, so
- * close() waits for it too. Closing the server closes the other sockets
- * Resolves the other sockets, for close() to close them when the server
- * stops listening, so that no connection is accepted after that.
+ * Binds `server`'s address ACCEPTING_SOCKETS - 1 more times, their connections counted as its own (MAX_CONNECTIONS, close()):
+ * libuv accepts one connection per socket per turn (libuv/libuv#3696), and a saturated turn lasts a batch of creates
+ * (bench/results/2026-11-27-accepting-sockets.md). The handle's close() stops the other sockets accepting.
  */
 export async function acceptOnMoreSockets(server: Server): Promise<{ close(): void }> {
   const address = server.address();

@@ -1,28 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-/**
- * How long a connection that closes after an early answer goes on reading
- * what its client still sends, at most, in milliseconds: time for the rest of
- * a body in flight to arrive and for the client to read the answer and close.
- */
+/** Time for the rest of a body in flight to arrive and for the client to read the early answer and close. */
 export const LINGER_MS = 2000;
 
-/** Connections that close once their early answer is written: nothing more they send is served. */
 const closing = new WeakSet<Socket>();
 
 /**
- * Sends an answer that may come before its request's body has arrived (a
- * refusal of its headers: 401, 403, 413, 415, 429, 503), so that the request
- * gets this one answer and no other.
- *
- * A body that has arrived whole is left for node:http to discard, and the
- * connection stays open. A body still on its way would hold the connection
- * until the request timeout, whose 408 would be a second answer to the same
- * request; so the answer says `Connection: close`, and the connection ends
- * once it is written. The rest of a body that arrives with the headers is
- * parsed after them, so the body is looked at once more in the next turn of
- * the event loop before deciding.
+ * Sends a refusal that may precede the body as the request's only answer: a body still on its way would meet the
+ * request timeout's 408 as a second answer, so its connection closes after this one. The rest of a body that arrives
+ * with the headers is parsed after them, hence the second look in the next turn.
  */
 export function answerBeforeBody(request: IncomingMessage, response: ServerResponse, send: () => void): void {
   if (!bodyPending(request)) {
@@ -35,11 +22,7 @@ export function answerBeforeBody(request: IncomingMessage, response: ServerRespo
   });
 }
 
-/**
- * Whether the connection closes after an early answer: a request that
- * arrives on it after the refused one is not served (RFC 9112, section 9.6:
- * no request after the one answered with `close` is processed).
- */
+/** No request after the one answered with `close` is processed (RFC 9112, section 9.6). */
 export function closesAfterAnswer(socket: Socket): boolean {
   return closing.has(socket);
 }
@@ -58,13 +41,7 @@ function closeAfterAnswer(response: ServerResponse): void {
   socket.destroySoon = () => lingeringClose(socket);
 }
 
-/**
- * Closes in stages, as RFC 9112 (section 9.6) advises: the write side first,
- * after the answer; then the connection goes on reading, and node:http
- * discarding, what the client still sends, until the client closes its side
- * or LINGER_MS pass. Closed at once, a connection that still receives sends a
- * reset, which can make the client lose the answer before reading it.
- */
+/** Closes in stages (RFC 9112, section 9.6): closed at once, a connection still receiving sends a reset that can lose the answer. */
 function lingeringClose(socket: Socket): void {
   socket.end();
   const timer = setTimeout(() => socket.destroy(), LINGER_MS);

@@ -5,15 +5,8 @@ import { rawAnswerHead } from '../answer-headers.js';
 import { errorJson } from '../error-answer.js';
 
 /**
- * Answers requests that never reach a route because HTTP itself failed
- * (malformed request line, headers too large, a timeout) with the same
- * Error body as everything else, then closes the connection.
- *
- * The bytes that fail may follow whole requests on the same connection (a
- * body longer than its Content-Length, pipelining): those requests are being
- * served, and HTTP/1.1 answers in order (RFC 9112, section 9.3.2), so the
- * error waits for their answers. Written at once, it would be read as the
- * answer to the first of them, a create that may well have been stored.
+ * The bytes that fail may follow whole requests still being served, and HTTP/1.1 answers in order (RFC 9112, section 9.3.2):
+ * the error waits for their answers, or it would be read as the answer to a create that may be stored.
  */
 export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
   if (!socket.writable) {
@@ -30,7 +23,6 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   });
 }
 
-/** The whole answer, head and body, of each error HTTP itself can fail with: written once. */
 const RAW_ANSWERS = Object.fromEntries(
   (['BAD_REQUEST', 'REQUEST_TIMEOUT', 'HEADERS_TOO_LARGE'] as const).map((code) => {
     const error = new ServiceError(code);
@@ -41,14 +33,8 @@ const RAW_ANSWERS = Object.fromEntries(
 
 type ClientErrorCode = 'BAD_REQUEST' | 'REQUEST_TIMEOUT' | 'HEADERS_TOO_LARGE';
 
-/** Connections whose parser failed and whose error answer is written or waiting. */
 const failing = new WeakSet<Socket>();
 
-/**
- * Calls `then` once the connection has sent the answers to the whole
- * requests read before the bytes that failed; at once when there are none,
- * or when the request being answered is the one that failed.
- */
 function afterAnswersInFlight(socket: Socket, then: () => void): void {
   const inFlight = answerInFlight(socket);
   if (!inFlight || inFlight.writableFinished || !inFlight.req.complete) {

@@ -2,22 +2,12 @@ import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { answerInFlight } from './node-internals.js';
 
-/** What a stopping server does with its open connections. */
 export interface ConnectionDrain {
-  /**
-   * From now on every answer carries `Connection: close` and its connection
-   * closes once it is sent, the answers still being worked on included, and
-   * the connections that wait idle between requests close at once. So a
-   * stop takes as long as its slowest request in flight, not as long as the
-   * clients' keep-alive.
-   */
+  /** Every answer from here on, in flight included, closes its connection and idle ones close at once: a stop lasts as long as its slowest request. */
   closeAfterEachAnswer(): void;
 }
 
-/**
- * Follows the server's connections, not its requests: this costs nothing per
- * request, and a keep-alive client makes one connection for many.
- */
+/** Follows connections, not requests: nothing is done per request. */
 export function connectionDrain(server: Server): ConnectionDrain {
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse, t
 import type { Socket } from 'node:net';
 import { closesAfterAnswer } from './answer-before-body.js';
 
-/** The settings of Fastify's that shape its node:http server (Fastify's own defaults filled in). */
+/** Fastify's settings that shape its node:http server, its defaults filled in. */
 export interface HttpServerSettings {
   http?: ServerOptions | null | undefined;
   keepAliveTimeout?: number | undefined;
@@ -10,20 +10,10 @@ export interface HttpServerSettings {
   connectionTimeout?: number | undefined;
 }
 
-/**
- * Decides whether node:http serves a new connection. One it refuses is its
- * own to answer and close: node:http never reads from it.
- */
+/** A connection the gate refuses is its own to answer and close: node:http never reads from it. */
 export type ConnectionGate = (socket: Socket) => boolean;
 
-/**
- * The node:http server under the app, for Fastify's `serverFactory`: the
- * server Fastify would make itself (fastify/lib/server.js: the same options,
- * keep-alive, request and connection timeouts), with a request listener of
- * the app's own, so that the direct routes come before Fastify's, and so
- * that a connection closing after an early answer serves nothing more.
- * `gate`, when given, sees each connection before node:http does.
- */
+/** The server Fastify would make (fastify/lib/server.js), with the app's own listener so that direct routes come first. */
 export function httpServer(
   settings: HttpServerSettings,
   listener: (request: IncomingMessage, response: ServerResponse) => void,
@@ -40,11 +30,7 @@ export function httpServer(
   return server;
 }
 
-/**
- * node:http serves a connection from the one 'connection' listener its
- * server is made with; that listener is moved behind the gate, so that a
- * refused connection gets no parser, no timeouts and no request.
- */
+/** node:http serves from its one 'connection' listener: moved behind the gate, a refused connection gets no parser or timeouts. */
 function putGateBefore(server: Server, gate: ConnectionGate): void {
   const listeners = server.listeners('connection') as ((socket: Socket) => void)[];
   if (listeners.length !== 1) throw new Error(`node:http made its server with ${listeners.length} connection listeners, not one`);

@@ -34,7 +34,6 @@ interface TokenRow extends StoreTokenRow<Date> {
 const RETIRE_BY_NAME = 'UPDATE tokens SET revoked_at = $1 WHERE name = $2 AND (revoked_at IS NULL OR revoked_at > $1) RETURNING *';
 
 export interface PostgresOptions {
-  /** Most connections this process opens. */
   poolSize: number;
   /** How long to wait for a connection to a server before trying the next or answering 503, in milliseconds. */
   connectTimeoutMs?: number;
@@ -48,18 +47,10 @@ const DEFAULT_QUERY_TIMEOUT_MS = 5000;
 const NO_SUCH_DATABASE = '3D000';
 
 /**
- * The shared store: PostgreSQL (or a compatible database) through a pool of
- * node-postgres connections, for many service instances on one database.
- *
- * Every plant batch and token write is one autocommit statement (a token
- * import, a token replacement and a migration are one transaction each,
- * through transaction.ts), so it has returned only
- * after the database committed it. No state outlives a transaction but the
- * batch's named statement, which the store stops using on the first sign that
- * the connections do not keep it; there are no session advisory locks or
- * `SET`, so the store works through a pooler in transaction mode (PgBouncer)
- * as well as on direct connections. BIGINT travels as text both ways and
- * becomes a bigint here, so no id passes through a double.
+ * The shared store, for many instances on one database. Every write is one autocommit statement or one
+ * transaction (transaction.ts), so it returns only once committed. No session state but named statements,
+ * dropped at the first sign they are lost (PreparedStatements): it works through PgBouncer in transaction mode.
+ * BIGINT travels as text, so no id passes through a double.
  */
 export class PostgresStore implements Store {
   readonly #pool: PrimaryPool;
@@ -83,10 +74,8 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Connects and migrates; rejects when the database cannot be reached or
-   * migrated. `url` is libpq's form, with one host or several (PrimaryPool).
-   * Without `mayCreate`, a database that does not exist or holds no schema
-   * is a StoreMissing, and nothing is created in it.
+   * Connects and migrates; `url` is libpq's form, with one host or several (PrimaryPool). Without `mayCreate`,
+   * a database that does not exist or holds no schema is a StoreMissing, and nothing is created in it.
    */
   static async open(url: string, options: PostgresOptions & StoreOpening): Promise<PostgresStore> {
     const pool = newPool(url, options);
@@ -262,11 +251,7 @@ export class PostgresStore implements Store {
     await translateErrors(() => this.#pool.query('SELECT 1'));
   }
 
-  /**
-   * The server's durability settings as this store's connections see them
-   * (for diagnostics and tests): a 200 is only as durable as a commit with
-   * `synchronous_commit` on (or remote_*) and `fsync` on.
-   */
+  /** For diagnostics: a 200 is only as durable as a commit with `synchronous_commit` on (or remote_*) and `fsync` on. */
   async settings(): Promise<{ synchronousCommit: string; fsync: string }> {
     return translateErrors(async () => {
       const { rows } = await this.#pool.query<{ synchronous_commit: string; fsync: string }>(

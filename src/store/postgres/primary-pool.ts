@@ -8,13 +8,8 @@ import { StallWatch } from './stall-watch.js';
 export interface PrimaryPoolOptions {
   /** Most connections this process opens. */
   poolSize: number;
-  /** How long to wait for a connection to a server, in milliseconds. */
   connectTimeoutMs: number;
-  /**
-   * How long a statement may wait for its answer, in milliseconds; then its
-   * connection is given up. It finds a server that stopped answering without
-   * closing (a partition, a frozen host), which nothing else would.
-   */
+  /** Past it the connection is given up: the one way to find a server that stopped answering without closing. */
   queryTimeoutMs: number;
 }
 
@@ -24,33 +19,16 @@ export interface Connections {
   connect(): Promise<pg.PoolClient>;
 }
 
-/** node-postgres' pool, as one signature for all of `query`'s forms. */
 type Queryable = { query(...args: unknown[]): Promise<unknown> };
 
 /** After a search that found no server to keep, the next waits this long, so a dead formation is not hammered. */
 const SEARCH_AGAIN_MS = 250;
 
 /**
- * Connections to the server that libpq's rules pick among a URL's hosts
- * (`postgres://app@node1,node2/db?target_session_attrs=read-write`), found
- * again when it goes away: how the service follows a failover without a
- * restart. node-postgres connects to one host only, so this is the layer
- * libpq has and it lacks.
- *
- * The search tries the hosts in the URL's order and keeps the first that
- * connects and, for `read-write`, is not in recovery and not read-only
- * (`pg_is_in_recovery()`, `transaction_read_only`), or for `primary`, is
- * not in recovery. A pool of connections to that server serves until one of
- * them shows the server is gone: a connection error or cut, a shutdown
- * (57P01-57P03), statements in flight with no answer within the query
- * timeout (StallWatch), or a write refused as
- * read-only (25006: the old primary came back as a standby). Then the pool
- * is dropped, its connections never reused, and the next statement searches
- * again. A statement that fails that way still fails, with 503: the client's
- * retry is safe, as the plant's id makes it idempotent.
- *
- * One host with `target_session_attrs=any` (the default) is a plain pool:
- * nothing is searched or checked, as node-postgres does alone.
+ * Follows a failover without a restart: connections to the server libpq's rules pick among a URL's hosts
+ * (`target_session_attrs`), which node-postgres alone does not do. The pool is dropped when a statement shows
+ * its server gone (`lostServer`, StallWatch) and the next one searches again; the failed statement still answers
+ * 503, and its retry is safe as the plant's id makes it idempotent. One host with `any` is a plain pool.
  */
 export class PrimaryPool implements Connections {
   readonly #url: PostgresUrl;
@@ -59,7 +37,6 @@ export class PrimaryPool implements Connections {
   /** Whether there is anything to follow: more than one host, or a host that must take writes. */
   readonly #follows: boolean;
   #pool: pg.Pool | undefined;
-  /** Each pool's watch for a server gone silent, until the pool has ended. */
   readonly #watches = new WeakMap<pg.Pool, StallWatch>();
   #search: Promise<pg.Pool> | undefined;
   #lastRefusal: { at: number; error: ServiceError } | undefined;
@@ -79,11 +56,7 @@ export class PrimaryPool implements Connections {
     }));
   }
 
-  /**
-   * node-postgres' `pool.query`, on the pool of the server kept. Not an async
-   * function: on the write path a statement costs what it costs on a plain
-   * pool, and only a following pool watches the promise for a lost server.
-   */
+  /** Not an async function, so that on the write path a statement costs what it costs on a plain pool. */
   readonly query = ((...args: unknown[]) => {
     const pool = this.#pool;
     if (pool === undefined) return this.#primary().then((found) => this.#checked(found, (found as unknown as Queryable).query(...args)));
@@ -91,7 +64,6 @@ export class PrimaryPool implements Connections {
     return this.#follows ? this.#checked(pool, result) : result;
   }) as pg.Pool['query'];
 
-  /** `result`, checked for a lost server when it fails. */
   #checked(pool: pg.Pool, result: Promise<unknown>): Promise<unknown> {
     if (!this.#follows) return result;
     result.catch((error: unknown) => this.#check(pool, error));
@@ -124,7 +96,6 @@ export class PrimaryPool implements Connections {
     if (pool !== undefined) this.#watches.get(pool)?.stop();
   }
 
-  /** The pool of the server to keep: the one in use, or the one a search (at most one at a time) finds. */
   #primary(): Promise<pg.Pool> {
     if (this.#ended) return Promise.reject(new Error('Cannot use a pool after calling end on the pool'));
     const refused = this.#lastRefusal;
@@ -173,16 +144,13 @@ export class PrimaryPool implements Connections {
   #open(server: pg.ClientConfig): pg.Pool {
     const watch = new StallWatch(this.#options.queryTimeoutMs, () => this.#drop(pool));
     const pool = new pg.Pool({ ...server, max: this.#options.poolSize, stream: watch.socket });
-    // An idle connection that breaks (a restart, a cut network) is dropped by
-    // the pool; the next query opens a new one. Without a listener the error
-    // would end the process.
+    // An idle connection that breaks is dropped by the pool; without a listener its error would end the process.
     pool.on('error', () => undefined);
     watch.watch(pool);
     this.#watches.set(pool, watch);
     return pool;
   }
 
-  /** Forgets `pool` when it is the one kept and there is another server to look for. */
   #drop(pool: pg.Pool): void {
     if (!this.#follows || pool !== this.#pool) return;
     this.#pool = undefined;
@@ -193,7 +161,6 @@ export class PrimaryPool implements Connections {
       .finally(() => this.#watches.get(pool)?.stop());
   }
 
-  /** Drops `pool` when `error` shows its server gone, so the next statement searches again. */
   #check(pool: pg.Pool, error: unknown): void {
     if (lostServer(error)) this.#drop(pool);
   }

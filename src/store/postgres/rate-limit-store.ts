@@ -9,11 +9,7 @@ const REFILLED = 'LEAST($2::float8, b.tokens + GREATEST(0, excluded.updated_at -
 /** Whole units taken of it ($3 wanted); the small addend keeps 9.999999 from a refill's rounding a 10. */
 const GRANTED = `LEAST($3::int, floor(${REFILLED} + 1e-9)::int)`;
 
-/**
- * One statement takes a slice: an upsert, whose row lock serialises the
- * takes of every instance for one client, in one round trip and without
- * a transaction of its own.
- */
+/** One upsert takes a slice: its row lock serialises every instance's takes for a client, in one round trip. */
 const TAKE = `
   INSERT INTO rate_limit_buckets AS b (key, tokens, granted, updated_at, full_at)
   SELECT $1, $2::float8 - LEAST($3::int, $2::float8), LEAST($3::int, $2::float8), now.ms, now.ms + LEAST($3::int, $2::float8) * $4::float8 / $2::float8

@@ -2,18 +2,10 @@ import { Socket } from 'node:net';
 import type pg from 'pg';
 
 /**
- * Finds a server that stopped answering without closing (a frozen host, a
- * partition): nothing else would, as its socket stays open and its kernel may
- * even acknowledge what is sent. When statements are in flight on `pool` and
- * none has come back for `timeoutMs`, every connection of the pool is cut, so
- * that the statements waiting on them fail (and are answered 503) instead of
- * hanging, and `onStall` is told.
- *
- * It counts the pool's checkouts and returns, and looks at the counts a few
- * times per timeout. node-postgres' own `query_timeout` arms a timer per
- * statement whose closure holds the statement and its values, which then
- * live until the answer: under load that measured about 8 MiB more peak
- * memory. Counting costs a statement two additions.
+ * Finds a server that stopped answering without closing (its socket stays open): when statements are in flight
+ * and none has come back for `timeoutMs`, every connection is cut, so they fail (503) rather than hang.
+ * Counting checkouts is cheaper than node-postgres' `query_timeout`, whose per-statement timer keeps the
+ * statement and its values alive until the answer.
  */
 export class StallWatch {
   readonly #timeoutMs: number;

@@ -8,7 +8,6 @@ export interface RolledBack<R> {
   readonly [ROLL_BACK]: R;
 }
 
-/** Rolls the transaction back and answers `result`: for work that finds, part way, that it must change nothing. */
 export function rollBack<R>(result: R): RolledBack<R> {
   return { [ROLL_BACK]: result };
 }
@@ -18,10 +17,8 @@ function isRolledBack<R>(value: unknown): value is RolledBack<R> {
 }
 
 /**
- * Runs `work` in one transaction on one connection of `pool`: committed
- * when it resolves, rolled back when it throws or answers `rollBack(...)`.
- * A connection whose rollback failed may still be inside the transaction,
- * so it is closed rather than lent again.
+ * Commits when `work` resolves, rolls back when it throws or answers `rollBack(...)`. A connection whose
+ * rollback failed may still be inside the transaction, so it is closed rather than lent again.
  */
 export async function inTransaction<T, R = never>(pool: Connections, work: (client: pg.PoolClient) => Promise<T | RolledBack<R>>): Promise<T | R> {
   const client = await pool.connect();

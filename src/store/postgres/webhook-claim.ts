@@ -1,19 +1,8 @@
 /**
- * A claim ($1 subscription, $2 owner, $3 most messages, $4 lease in ms), in
- * one statement; nothing while the subscription is paused or removed. First
- * the due messages (`claimed`), in the order of the index
- * `webhook_messages_due` (subscription, due time), so it reads only the
- * rows it takes, however long the backlog: an order the index does not hold
- * (as the due time then the id once was) needs a sort of every due message,
- * 56 ms a claim behind a backlog of 170,000. Deliveries promise no order.
- *
- * Then, if fewer than $3 were due, the subscription's oldest packed batches
- * (`taken`), as many as the rest of the claim needs: each is deleted and its
- * plants written as webhook_messages rows (`unpacked`), the first ones
- * claimed and the rest of the batch pending, each with its plant's
- * traceparent (the batch's trace_parents, aligned with its plant_ids, or
- * NULL). A batch another claim is unpacking is skipped, as a message is
- * (`SKIP LOCKED`).
+ * A claim ($1 subscription, $2 owner, $3 most messages, $4 lease in ms); nothing while the subscription is
+ * paused or removed. Due messages go in the order of `webhook_messages_due`, so it reads only the rows it takes
+ * however long the backlog (deliveries promise no order). If fewer than $3 were due, the oldest packed batches
+ * are unpacked into webhook_messages, the first rows claimed and the rest pending. Locked rows are skipped.
  */
 export const CLAIM_MESSAGES = `WITH open AS (
   SELECT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = $1 AND paused_at IS NULL AND removed_at IS NULL) AS open

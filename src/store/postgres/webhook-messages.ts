@@ -3,11 +3,8 @@ import { subscriptionsLocked } from './subscription-lock.js';
 import type { MessageState, OutboxMessage } from '../webhook-store.js';
 
 /**
- * The subscription's messages, newest first (see `WebhookStore.listMessages`):
- * the packed ones of webhook_batches (pending, not numbered yet) before the
- * numbered ones, since batches are unpacked oldest first and so are all newer
- * than any message. One statement, so one snapshot: a message a claim unpacks
- * meanwhile is listed once.
+ * Newest first (see `WebhookStore.listMessages`): packed batches before numbered messages, as batches are
+ * unpacked oldest first. One statement, so one snapshot: a message a claim unpacks meanwhile is listed once.
  */
 export async function listMessages(pool: Connections, { subscriptionId, state, limit }: { subscriptionId: number; state?: MessageState; limit: number }): Promise<OutboxMessage[]> {
   const { rows } = await pool.query<{
@@ -49,11 +46,8 @@ export async function listMessages(pool: Connections, { subscriptionId, state, l
 }
 
 /**
- * Queues finished messages again (see `WebhookStore.resendMessages`), in one
- * statement, so one transaction: the messages, and the subscription's counts
- * less those queued. The subscription is locked first (see
- * `subscriptionsLocked`), then the chosen rows, so what each was is read as
- * it is updated, even beside a dispatcher settling it.
+ * One statement (see `WebhookStore.resendMessages`): the subscription is locked first (`subscriptionsLocked`),
+ * then the chosen rows, so what each was is read as it is updated, even beside a dispatcher settling it.
  */
 export async function resendMessages(pool: Connections, { subscriptionId, messageId }: { subscriptionId: number; messageId?: bigint }): Promise<{ queued: number; pending: number }> {
   const { rows } = await pool.query<{ queued: string; pending: string }>(

@@ -2,23 +2,11 @@ import type { Settlement } from '../webhook-store.js';
 import { subscriptionsLocked } from './subscription-lock.js';
 
 /**
- * The outcomes of attempts, in one statement ($1 owner, then one array per
- * field of the settlements): the messages, then the subscriptions' counts
- * from the rows that really changed. The subscriptions are locked before the
- * messages (see `subscriptionsLocked`): here the lock's array gates the
- * update as a whole, read once before any message.
- *
- * Each message is found by its key from its outcome, and fenced by its lease
- * (owner and attempt): a finished message has no lease owner. The statement
- * names neither its state nor its subscription, so that no plan reads them
- * through the due index, whose entries stay behind for every message
- * delivered until a vacuum: with them, the generic plan read 20,000 entries
- * and compared every outcome with every leased message, 30 to 90 ms a
- * settlement, and the backlog drained at half the rate
- * (bench/results/2026-11-29-settlement-by-key.md).
- *
- * A subscription's last error is that of its last settlement in the list,
- * as on SQLite: the dispatcher lists them in the order the attempts ended.
+ * The outcomes of attempts in one statement ($1 owner, then one array per field), each message fenced by its
+ * lease (owner and attempt); the counts come from the rows that really changed. Subscriptions are locked first
+ * (`subscriptionsLocked`). Messages are found by key alone, never by state or subscription, so that no plan
+ * reads the due index, whose entries for delivered messages stay behind until a vacuum.
+ * A subscription's last error is that of its last settlement in the list, as on SQLite.
  */
 export const SETTLE_MESSAGES = `WITH outcome AS (
   SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::text[], $6::bigint[], $7::text[], $8::text[]) WITH ORDINALITY
@@ -55,7 +43,6 @@ UPDATE webhook_subscriptions AS s
   LEFT JOIN errors AS e USING (subscription_id)
  WHERE s.id = touched.subscription_id`;
 
-/** `SETTLE_MESSAGES`'s parameters: the owner, then one array per field of the settlements. */
 export function settlementValues(owner: string, settlements: readonly Settlement[]): unknown[] {
   return [
     owner,

@@ -42,9 +42,7 @@ const PENDING_OF_S = `((SELECT count(*) FROM webhook_messages m WHERE m.subscrip
                      + (SELECT coalesce(sum(cardinality(b.plant_ids)), 0) FROM webhook_batches b WHERE b.subscription_id = s.id))`;
 
 /**
- * What the dispatcher reads every turn, claims and settles, as named
- * statements. The subscriptions' columns are named rather than `s.*`: a
- * prepared statement whose result type changes (a column added by a newer
+ * Columns named rather than `s.*`: a prepared statement whose result type changes (a column added by a newer
  * version's migration) fails until its connection ends.
  */
 export const ACTIVE_SUBSCRIPTIONS_STATEMENT = preparedStatement(
@@ -59,13 +57,9 @@ export const SETTLE_STATEMENT = preparedStatement('settle_messages', SETTLE_MESS
 const ADD_LOCK = 8100956956760700016n;
 
 /**
- * The outbox on PostgreSQL. Every statement stands alone (autocommit), as
- * the rest of the store's, but for an add and a rotation, each a short
- * transaction of its own: all of it works behind PgBouncer in transaction mode.
- * Due times and leases are the database's clock (`now()`), the one clock that
- * every instance on the database shares. A claim skips rows another instance
- * is claiming at that moment (`FOR UPDATE SKIP LOCKED`) instead of waiting
- * for them.
+ * The outbox on PostgreSQL: autocommit statements but for an add, an update and a rotation, each a short
+ * transaction, so it works behind PgBouncer in transaction mode. Due times and leases use the database's
+ * clock (`now()`), the one every instance shares; a claim skips rows another is claiming (`SKIP LOCKED`).
  */
 export class PostgresWebhookStore implements WebhookStore {
   readonly #pool: Connections;
@@ -295,7 +289,6 @@ export class PostgresWebhookStore implements WebhookStore {
     });
   }
 
-  /** Runs `work` in one transaction on one connection of the pool. */
   #inTransaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     return translateErrors(() => inTransaction(this.#pool, work));
   }

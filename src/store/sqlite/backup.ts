@@ -14,7 +14,6 @@ import {
   syncToDisk,
 } from './store-files.js';
 
-/** What a backup wrote: the file, its size in bytes, and what it holds. */
 export interface BackupReport extends StoreFileContents {
   file: string;
   bytes: number;
@@ -26,14 +25,9 @@ const PAGES_PER_STEP = 1024;
 const BUSY_TIMEOUT_MS = 5000;
 
 /**
- * Writes a consistent copy of the store at `store` to `target` while
- * servers go on writing it. The copy goes to a new file beside the target,
- * made 0600; it is made a single file (no log to read beside it), checked
- * read-only, written to the disk, and only then renamed over the target,
- * whose folder is then written to the disk too. On a failure that file is
- * removed and the target is left as it was. A target that exists is
- * replaced only with `replace`; the store itself, and a target with a log
- * or journal beside it that SQLite would read into the copy, are refused.
+ * Writes a consistent copy of the store to `target` while servers go on writing it: a new 0600 file beside the target, made a single
+ * file, checked and synced, then renamed over it; on a failure the target is left as it was. A target with a log or journal beside
+ * it, which SQLite would read into the copy, is refused.
  */
 export async function backUpStore(store: string, target: string, { replace }: { replace: boolean }): Promise<BackupReport> {
   refuseTarget(store, target, replace);
@@ -67,14 +61,7 @@ function refuseTarget(store: string, target: string, replace: boolean): void {
   }
 }
 
-/**
- * Copies the store into `file` with SQLite's online backup, in steps, from
- * one read transaction held across them. Without it each step reads afresh,
- * and a commit by another connection (a server's) between two steps restarts
- * the copy from its first page: under steady creates it never ends. In WAL
- * mode a reader holds up no writer; the log grows while the copy reads, and
- * the next checkpoint after it takes that back.
- */
+/** Copies in steps from one read transaction held across them: otherwise a commit between steps restarts the copy, and under steady creates it never ends. */
 async function copySnapshot(store: string, file: string): Promise<void> {
   const db = new Database(store, { fileMustExist: true });
   try {

@@ -1,10 +1,6 @@
 import { ServiceError } from '../../errors.js';
 
-/**
- * SQLite's result codes for "the database cannot do this now": locked past
- * the busy timeout, disk full, I/O error, read-only file, file gone. They
- * become the domain's STORE_UNAVAILABLE (503), and the process lives on.
- */
+/** SQLite's codes for "the database cannot do this now": they become STORE_UNAVAILABLE (503), and the process lives on. */
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CANTOPEN|NOTADB|CORRUPT|PROTOCOL)/;
 
 function isUnavailable(error: { code?: unknown; message?: unknown }): boolean {

@@ -166,12 +166,7 @@ export function schemaVersion(db: Database.Database): number | undefined {
   return (db.prepare('SELECT max(version) AS version FROM schema_migrations').get() as { version: number | null }).version ?? 0;
 }
 
-/**
- * Brings the schema up to the newest version, and says from which version
- * to which. Runs in one IMMEDIATE transaction, so two processes starting at
- * once cannot both apply a step. The table of versions is made inside it
- * too, so that no step of the migration writes before it holds the write lock.
- */
+/** Migrates to the newest version in one IMMEDIATE transaction, the table of versions made inside it: two processes cannot both apply a step. */
 export function migrate(db: Database.Database, steps: readonly Migration[] = migrations): SchemaChange {
   const apply = db.transaction((): SchemaChange => {
     db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -13,17 +13,9 @@ export function toNewPlant(row: PlantRow): NewPlant {
 }
 
 /**
- * The write of a batch of plants on one connection: one IMMEDIATE
- * transaction, so one commit and one fsync for the whole batch. The plants
- * are inserted one after the other, so the first plant of each id inserts it
- * unless the id is taken, a later one finds it held, and each outcome is the
- * one of creating the plants in turn. The plants created get their webhook
- * messages in the same transaction (the outbox): one webhook_batches row per
- * active subscription, holding the ids of every plant the batch created (and
- * their traceparents, when the batch came with some), so a subscription costs
- * a batch one row rather than a plant one. `onMessages` is told after the
- * commit. A batch that is restored (`restore`) is the same transaction
- * without the outbox.
+ * A batch of plants in one IMMEDIATE transaction: one commit and one fsync. Plants are inserted in turn, so each outcome is that of
+ * creating them one after the other. The outbox is written in the same transaction: one webhook_batches row per active subscription
+ * holding the ids (and traceparents) of the plants created, a row a batch rather than a plant. `restore` is the same without the outbox.
  */
 export class SqlitePlantBatch {
   readonly #statements;
@@ -45,14 +37,12 @@ export class SqlitePlantBatch {
     this.#onMessages = onMessages;
   }
 
-  /** `traceParents`: see `PlantBatchWriter.createPlants`. */
   write(plants: readonly NewPlant[], traceParents?: TraceParents): CreatePlantResult[] {
     const results = this.#transaction.immediate(plants, true, traceParents);
     if (this.#wroteMessages) this.#onMessages();
     return results;
   }
 
-  /** The plants with the same outcomes as `write`'s, and no webhook message. */
   restore(plants: readonly NewPlant[]): CreatePlantResult[] {
     return this.#transaction.immediate(plants, false);
   }
@@ -100,13 +90,7 @@ export type TraceParents = readonly (string | undefined)[];
 const TRACE_PARENT_BYTES = 25;
 const NO_TRACE_ID = '0'.repeat(32);
 
-/**
- * The trace_parents of a webhook_batches row, aligned with its ids: each
- * plant's `00-<trace id>-<span id>-<flags>` as its 25 bytes, zeros for a
- * plant without one (a valid traceparent never has a zero trace id). Null
- * when no plant has one, so that a batch without traces stores nothing more.
- * A third of the text's 55 bytes, and the version, always 00, is not stored.
- */
+/** Each plant's traceparent as its 25 bytes, zeros for none (a valid trace id is never zero), version 00 left out; null when none has one. */
 export function encodeTraceParents(traceParents: readonly (string | undefined)[]): Buffer | null {
   let bytes: Buffer | null = null;
   for (const [index, traceParent] of traceParents.entries()) {

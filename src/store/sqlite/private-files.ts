@@ -1,12 +1,8 @@
 import { chmodSync, closeSync, fchmodSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 
-/*
- * The store holds token hashes and webhook secrets, so what the service
- * makes for it is its user's alone, whatever the umask. SQLite gives a new
- * -wal or -shm file the database file's mode (os_unix.c, robust_open), so a
- * database file made 0600 before SQLite opens it keeps all three private.
- */
+// The store holds token hashes and webhook secrets: its files are its user's alone, whatever the umask. SQLite gives a new
+// -wal or -shm file the database file's mode (os_unix.c, robust_open), so a database file made 0600 first keeps all three private.
 const PRIVATE_FILE = 0o600;
 const PRIVATE_FOLDER = 0o700;
 
@@ -21,11 +17,7 @@ export function makePrivateFolders(folder: string): void {
   }
 }
 
-/**
- * Makes `path` an empty file, 0600 from its first moment (no other user can
- * open it in between), unless a file is there. SQLite takes an empty file
- * for a new database.
- */
+/** Makes `path` an empty file, 0600 from its first moment, unless a file is there; SQLite takes an empty file for a new database. */
 export function makePrivateFile(path: string): void {
   try {
     makeNewPrivateFile(path);
@@ -44,7 +36,6 @@ export function makeNewPrivateFile(path: string): void {
   }
 }
 
-/** A file of the store that users other than its owner may open, and its permission bits. */
 export interface OpenFile {
   readonly path: string;
   readonly mode: number;

@@ -8,11 +8,8 @@ const REFILLED = 'min(@capacity, tokens + max(0.0, excluded.updated_at - updated
 const GRANTED = `min(@want, CAST(${REFILLED} + 1e-9 AS INTEGER))`;
 
 /**
- * The buckets in SQLite, on the store's connection with synchronous=NORMAL
- * (the outbox's): a take commits without an fsync of its own. A power loss
- * can forget the last takes, so that clients may get up to a slice more
- * after it; a kill -9 forgets none (WAL). One statement takes a slice: the
- * write lock serialises takes of every process on the file.
+ * On the outbox's synchronous=NORMAL connection: a take commits without an fsync; a power loss may forget the last takes (clients
+ * may get up to a slice more), a kill -9 none. One statement takes a slice: the write lock serialises every process's takes.
  */
 export class SqliteRateLimitStore implements RateLimitStore {
   readonly #take;

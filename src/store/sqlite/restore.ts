@@ -15,7 +15,6 @@ import {
   syncToDisk,
 } from './store-files.js';
 
-/** What a restore put in the store, and whether it replaced one that was there. */
 export interface RestoreReport extends StoreFileContents {
   replaced: boolean;
 }
@@ -24,18 +23,9 @@ export interface RestoreReport extends StoreFileContents {
 const PAGES_PER_STEP = 1024;
 
 /**
- * Puts the plants, tokens and subscriptions of the backup `file` in the
- * store at `store`, in place of what it holds (only with `replace`), or as
- * a new store. The backup is checked first (integrity, a schema this build
- * knows). A store that any process has open is refused, a server above all.
- *
- * The backup is written into the store's own file, in one SQLite write
- * transaction, rather than renamed over it: a process that opened the old
- * file would go on writing a file no longer there, and losing what it
- * acknowledged; within the file, SQLite's journal makes the restore whole
- * or nothing, even across a crash, and the store's own log is read, not
- * thrown away. A log or journal left beside a store file that is gone
- * belongs to no store: it is removed before the new file is made.
+ * Puts the checked backup `file` in the store (replacing one only with `replace`); a store any process has open is refused. It is
+ * written into the store's own file in one transaction, not renamed over it: a process holding the old file would go on writing a
+ * file that is gone, losing what it acknowledged. A log or journal beside a missing store file belongs to no store: it is removed.
  */
 export async function restoreStore(file: string, store: string, { replace }: { replace: boolean }): Promise<RestoreReport> {
   if (!existsSync(file) || !statSync(file).isFile()) throw new StoreFileRefused(`${file} does not exist or is not a file`);
@@ -72,15 +62,9 @@ function readBackup(file: string): StoreFileContents {
 }
 
 /**
- * Refuses the store when another connection has it open. Every connection
- * to a store in WAL mode (a server's, a command's) holds a shared lock on
- * its file from open to close, so a connection in exclusive locking mode
- * gets the file's exclusive lock only when it is alone: SQLite's own test
- * before it removes the log at the last close. `BEGIN EXCLUSIVE` alone does
- * not see them: in WAL mode it is a write lock that readers do not hold up.
- * The lock is let go before the copy, which needs the file itself; a process
- * that opens the store meanwhile sees it before or after the copy, never
- * half-way, as the copy is one transaction.
+ * Refuses the store when another connection has it open: each connection to a WAL store holds a shared lock from open to close, so
+ * exclusive locking mode gets the file's lock only when alone (`BEGIN EXCLUSIVE` alone is a write lock that readers do not hold up).
+ * The lock is let go before the copy, which is one transaction: a process opening the store meanwhile sees it before or after.
  */
 function refuseWhileOpen(store: string): void {
   const db = new Database(store, { fileMustExist: true });
@@ -121,12 +105,7 @@ async function copyInto(file: string, store: string): Promise<void> {
   }
 }
 
-/**
- * Folds any log into the store file (a copy into a store in WAL mode
- * commits there without waiting for the disk), checks the result, and
- * writes the file and its folder to the disk. Closing, the last
- * connection removes the log and shared memory.
- */
+/** Folds any log into the store file (a copy into a WAL store commits without waiting for the disk), checks it, and syncs file and folder. */
 function settle(store: string): StoreFileContents {
   const db = new Database(store, { fileMustExist: true });
   let contents: StoreFileContents;

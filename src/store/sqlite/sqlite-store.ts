@@ -39,19 +39,9 @@ type TokenRow = StoreTokenRow<number>;
 const NAME_TAKEN = Symbol('name-taken');
 
 /**
- * The embedded store: one SQLite file through better-sqlite3 (the build for
- * this Node.js line, see driver.ts).
- *
- * WAL with synchronous=FULL makes every commit durable before the call
- * returns, so a 200 sent after it survives `kill -9` and power loss.
- *
- * Plants are written on the caller's thread, not on a worker thread: the
- * process has one core under load, and a batch's commit is short next to the
- * work of reading its requests, so a hand-over to a thread costs more than it
- * saves. Checkpoints (copying the log into the database file) are SQLite's
- * own, made by the writer once the log holds 1000 pages: a few milliseconds
- * about once a second under full load. A checkpointing thread of the store's
- * own gains nothing in throughput or p99 and costs 4 to 7 MiB of peak memory.
+ * The embedded store, one SQLite file. WAL with synchronous=FULL makes each commit durable before the call returns, so a 200 sent
+ * after it survives `kill -9` and power loss. Plants are written on the caller's thread: under load the process has one core, and a
+ * commit is short next to reading its requests. Checkpoints are SQLite's own, made by the writer: a thread for them gains nothing.
  */
 export class SqliteStore implements Store {
   /** SQLite has one writer at a time; batches, not parallel transactions, make it fast. */
@@ -101,16 +91,9 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Opens and migrates; with `mayCreate`, creates the file (0600) and its
-   * folders (0700) when missing, and otherwise throws StoreMissing for a
-   * file that is missing or holds no store, before changing anything in it. WAL,
-   * so readers never wait for the writer; synchronous=FULL, so a commit
-   * returns only once it is on disk; a busy timeout, because the command line
-   * and other processes write the same file; a page cache of 2 MiB (SQLite's
-   * own default, which better-sqlite3 raises to 16 MiB): enough for the inner
-   * pages of a table of ten million plants, and the operating system caches
-   * the rest of the file anyway. At 16 MiB the cache fills under load and is
-   * most of what the service's memory grows by.
+   * Opens and migrates; with `mayCreate`, makes a missing file (0600) and its folders (0700), else throws StoreMissing for a file that
+   * is missing or holds no store, changing nothing. The page cache is SQLite's default (the operating system caches the file), not
+   * better-sqlite3's larger one, which fills under load and is most of what the service's memory grows by.
    */
   static open(path: string, { mayCreate = true, onSchemaChange }: StoreOpening = {}): SqliteStore {
     return translateErrors(() => {
@@ -131,8 +114,7 @@ export class SqliteStore implements Store {
         db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
         db.pragma('cache_size = -2048');
         change = migrate(db);
-        // The webhook outbox's claims and settlements: see SqliteWebhookStore for why NORMAL is enough.
-        // An in-memory database is one per connection, so there the one connection serves both.
+        // The outbox's connection (why NORMAL: SqliteWebhookStore); an in-memory database is one per connection, so there one serves both.
         if (inMemory) outbox = db;
         else {
           outbox = new Database(path);
@@ -150,7 +132,6 @@ export class SqliteStore implements Store {
     });
   }
 
-  /** The schema of the store at `path`, read without creating or changing anything. */
   static readSchema(path: string): SchemaState {
     return translateErrors(() => {
       if (path === ':memory:' || !existsSync(path)) return schemaState(migrations, undefined, NO_FILE);
@@ -164,10 +145,7 @@ export class SqliteStore implements Store {
     });
   }
 
-  /**
-   * Puts the backup `file` in place of the store at `path`, or makes the
-   * store from it; refused while any process has the store open (restore.ts).
-   */
+  /** Puts the backup `file` in place of the store at `path`, or makes the store from it; refused while any process has it open. */
   static restore(file: string, path: string, options: { replace: boolean }): Promise<RestoreReport> {
     return restoreStore(file, path, options);
   }
@@ -185,7 +163,6 @@ export class SqliteStore implements Store {
     return translateErrors(() => this.#plantBatch.restore(plants));
   }
 
-  /** Runs `work` in one IMMEDIATE transaction. */
   #inTransaction<T>(work: () => T): T {
     return this.#db.transaction(work).immediate();
   }
@@ -203,7 +180,6 @@ export class SqliteStore implements Store {
     });
   }
 
-  /** Inserts a token; undefined when an active token holds its name. */
   #insertTokenRow(token: NewTokenRecord): TokenRow | undefined {
     return this.#statements.insertToken.get(token.name, token.hash, token.createdAt.getTime(), token.expiresAt?.getTime() ?? null, token.rateLimit ?? null) as
       | TokenRow
@@ -312,7 +288,6 @@ export class SqliteStore implements Store {
     translateErrors(() => this.#statements.ping.get());
   }
 
-  /** The connection's settings, as SQLite reports them (for diagnostics and tests). */
   settings(): { journalMode: string; synchronous: 'off' | 'normal' | 'full' | 'extra'; cacheSize: string } {
     const synchronous = this.#db.pragma('synchronous', { simple: true }) as 0 | 1 | 2 | 3;
     const cacheSize = this.#db.pragma('cache_size', { simple: true }) as number;
@@ -337,12 +312,8 @@ function toTokenRecord(row: TokenRow): TokenRecord {
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
- * Puts the file in WAL mode. Switching a new file needs it to itself, and
- * unlike other statements the switch does not wait for a lock another
- * connection holds: SQLite answers SQLITE_BUSY at once. Two workers of
- * --workers N starting on a new file meet here, so the switch is tried again
- * every 10 ms until the busy timeout; by then the other has switched the
- * file, which stays in WAL mode.
+ * Switching a new file to WAL needs it alone, and SQLite answers SQLITE_BUSY at once rather than wait for the lock: two workers of
+ * --workers N starting on a new file meet here, so the switch is tried every 10 ms until the busy timeout.
  */
 function switchToWal(db: Database.Database): void {
   const deadline = Date.now() + BUSY_TIMEOUT_MS;

@@ -8,17 +8,12 @@ export class StoreFileRefused extends Error {
   override name = 'StoreFileRefused';
 }
 
-/** What a checked store file holds. */
 export interface StoreFileContents {
   plants: number;
   schemaVersion: number;
 }
 
-/**
- * The files SQLite keeps beside a database: its log and shared memory (WAL
- * mode) and its rollback journal. Whoever opens the database next reads a
- * log or journal left there into it, whichever database it came from.
- */
+/** The files SQLite keeps beside a database; whoever opens it next reads a log or journal left there into it, whatever database it came from. */
 export function companionsOf(path: string): string[] {
   return [`${path}-wal`, `${path}-shm`, `${path}-journal`];
 }
@@ -48,11 +43,7 @@ function sameFile(a: string, b: string): boolean {
   }
 }
 
-/**
- * Checks the store file at `path`, opened read-only: SQLite's integrity
- * check passes, and it holds a plant store whose schema this build knows.
- * `name` is how a refusal names the file. Resolves what it holds.
- */
+/** Checks, read-only, that the file passes SQLite's integrity check and holds a store whose schema this build knows; `name` names it in a refusal. */
 export function checkStoreFile(path: string, name: string): StoreFileContents {
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
@@ -90,12 +81,10 @@ export function syncToDisk(path: string): void {
   }
 }
 
-/** Removes the files among `paths` that exist. */
 export function removeFiles(paths: readonly string[]): void {
   for (const path of paths) rmSync(path, { force: true });
 }
 
-/** The companions of `path` that exist. */
 export function presentCompanions(path: string): string[] {
   return companionsOf(path).filter((companion) => existsSync(companion));
 }

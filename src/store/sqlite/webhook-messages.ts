@@ -13,12 +13,7 @@ interface MessageRow {
   last_result: string | null;
 }
 
-/**
- * The subscription's messages, newest first: the packed ones of
- * webhook_batches (pending, not numbered yet) before the numbered ones, since
- * batches are unpacked oldest first and so are all newer than any message.
- * Runs in the caller's transaction.
- */
+/** Newest first: packed messages before numbered ones, as batches are unpacked oldest first; runs in the caller's transaction. */
 export function listMessages(db: Database.Database, { subscriptionId, state, limit }: { subscriptionId: number; state?: MessageState; limit: number }): OutboxMessage[] {
   const listed: OutboxMessage[] = [];
   if (state === undefined || state === 'pending') {

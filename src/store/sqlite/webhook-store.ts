@@ -48,13 +48,9 @@ interface SummaryRow {
 }
 
 /**
- * The outbox on SQLite. Claims and settlements go through a connection of
- * their own with synchronous=NORMAL: in WAL mode such a commit survives the
- * process dying (kill -9) and is only lost with the machine's power, and a
- * lost claim or settlement only means a message is delivered again, which
- * at-least-once allows. So the dispatcher adds no fsync next to the plant
- * writer's. Times are this machine's milliseconds: every process on one
- * SQLite file runs on one machine.
+ * The outbox on SQLite. Claims and settlements use a connection with synchronous=NORMAL: in WAL mode such a commit survives kill -9
+ * and is lost only with the power, and a lost one only means a message is delivered again, which at-least-once allows.
+ * Times are this machine's milliseconds: every process on one SQLite file runs on one machine.
  */
 export class SqliteWebhookStore implements WebhookStore {
   readonly #db: Database.Database;
@@ -327,7 +323,6 @@ export class SqliteWebhookStore implements WebhookStore {
     );
   }
 
-  /** Runs `work` in one IMMEDIATE transaction. */
   #inTransaction<T>(work: () => T): T {
     return this.#db.transaction(work).immediate();
   }

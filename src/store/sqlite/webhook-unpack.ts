@@ -20,13 +20,7 @@ interface PackedBatch {
   trace_parents: Uint8Array | null;
 }
 
-/**
- * What a claim does when fewer messages are due than it wants: turns the
- * subscription's oldest webhook_batches rows into webhook_messages rows, one
- * a plant. Packed messages are unpacked only as claims need them, straight
- * into their claim, so the rest of a backlog stays one row a batch. Runs in
- * the claim's transaction.
- */
+/** Unpacks the oldest webhook_batches rows into webhook_messages, one a plant, only as claims need them: the rest of a backlog stays a row a batch. */
 export class BatchUnpacker {
   readonly #statements;
 
@@ -46,12 +40,7 @@ export class BatchUnpacker {
     };
   }
 
-  /**
-   * Unpacks batches until `wanted` messages were made or none is left. The
-   * first `wanted` are written claimed by `owner` (pushed onto `into`), the
-   * rest of their batch pending; each keeps its plant's traceparent, which
-   * from then on is the message's own.
-   */
+  /** Unpacks batches until `wanted` messages are made: those claimed by `owner` onto `into`, the rest of their batch pending. */
   unpack(subscriptionId: number, claim: { owner: string; leaseEndsAt: number; wanted: number; into: ClaimedRow[] }): void {
     let made = 0;
     while (made < claim.wanted) {

@@ -5,7 +5,6 @@ import { JwtVerifier } from './jwt-verifier.js';
 import { KeySet } from './key-set.js';
 import { discoveredKeySet, keySetAt, keySetFile, type KeySetSource } from './key-set-source.js';
 
-/** The verifier of one issuer's JWTs that the JWT_* settings describe (JWT_ISSUER set). */
 export function createJwtVerifier(
   settings: TokenSettings & { jwtIssuer: string; jwtAudience: string },
   log: Pick<BaseLogger, 'info' | 'warn' | 'error'>,

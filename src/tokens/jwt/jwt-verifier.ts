@@ -7,43 +7,29 @@ import { KeySetUnavailableError, type VerificationKeys } from './key-set.js';
 export const JWT_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
 
 /**
- * The most keys of the issuer a token is tried with when its header fits
- * several (no `kid`, and more than one key of its algorithm): enough for a
- * provider that publishes its next and previous keys beside the current one,
- * few enough that a forged token costs a handful of signature checks.
+ * Keys tried for a header that fits several: enough for a provider publishing its next and previous keys beside the
+ * current one, few enough that a forged token costs a handful of signature checks.
  */
 export const MOST_CANDIDATE_KEYS = 3;
 
-/** A verified JWT is remembered until this long before its `exp`, in milliseconds. */
 const EXPIRY_MARGIN_MS = 1000;
 
 export interface JwtRules {
-  /** What `iss` must equal exactly. */
   readonly issuer: string;
-  /** What `aud`, a string or an array, must hold. */
   readonly audience: string;
-  /** What `scope` (space-separated) or `scp` (an array or space-separated) must hold. */
   readonly scope: string;
-  /** Leeway for `exp`, `nbf` and `iat`, in seconds. */
   readonly clockSkewS: number;
 }
 
 /**
- * JWT access tokens of one issuer (RFC 9068), checked with jose against the
- * issuer's published keys. A token that passes is remembered until shortly
- * before its `exp` (and no longer than its key may be trusted), so a client
- * that reuses its token costs a map lookup, not a signature check, per request.
+ * JWT access tokens of one issuer (RFC 9068). One that passes is remembered until shortly before its `exp`, and not
+ * past the time its key may be trusted, so a reused token costs a map lookup, not a signature check.
  */
 export class JwtVerifier implements TokenVerifier {
   readonly #rules: JwtRules;
   readonly #keys: VerificationKeys;
   readonly #now: () => number;
-  /**
-   * Valid tokens only (a refused one is checked again each time), so only
-   * the issuer's tokens, each at most JWT_MAX_LENGTH characters, are kept.
-   * Keyed by the token itself: a hash would cost a reused token more than
-   * the lookup. 16 MiB is some 9,000 tokens of a usual 1.5 KiB.
-   */
+  /** Valid tokens only, so only the issuer's; keyed by the token itself: a hash would cost a reused token more than the lookup. */
   readonly #remembered = new TokenMemory<Verification>({ maxEntries: 10_000, maxBytes: 16 * 1024 * 1024 });
 
   constructor(rules: JwtRules, keys: VerificationKeys, options: { now?: () => number } = {}) {
@@ -97,23 +83,17 @@ export class JwtVerifier implements TokenVerifier {
   }
 }
 
-/** More of the issuer's keys fit the token's header than MOST_CANDIDATE_KEYS. */
 class TooManyCandidateKeys extends Error {
   override name = 'TooManyCandidateKeys';
 }
 
-/**
- * jwtVerify with the issuer's keys; when the header fits several of them
- * (jose then throws JWKSMultipleMatchingKeys, which yields them), each is
- * tried in turn, as jose's documentation shows, up to MOST_CANDIDATE_KEYS.
- */
+/** On JWKSMultipleMatchingKeys each key it yields is tried in turn, as jose's documentation shows. */
 async function verifyWithCandidates(token: string, keys: JWTVerifyGetKey<CryptoKey>, options: JWTVerifyOptions): Promise<JWTVerifyResult> {
   try {
     return await jwtVerify(token, keys, options);
   } catch (error) {
     if (!(error instanceof errors.JWKSMultipleMatchingKeys)) throw error;
     const candidates: CryptoKey[] = [];
-    // The keys WebCrypto cannot use (an RSA key under 2048 bits) are left out by jose.
     for await (const candidate of error) {
       if (candidates.length === MOST_CANDIDATE_KEYS) throw new TooManyCandidateKeys();
       candidates.push(candidate);
@@ -125,7 +105,6 @@ async function verifyWithCandidates(token: string, keys: JWTVerifyGetKey<CryptoK
         if (!(failure instanceof errors.JWSSignatureVerificationFailed)) throw failure;
       }
     }
-    // None usable is as none found.
     throw candidates.length === 0 ? new errors.JWKSNoMatchingKey() : new errors.JWSSignatureVerificationFailed();
   }
 }
@@ -137,7 +116,6 @@ function isAccessTokenType(typ: string | undefined): boolean {
   return type === 'jwt' || type === 'at+jwt';
 }
 
-/** Whether a scope claim holds the word: a space-separated string, or (for `scp`) an array of words. */
 function grants(claim: unknown, scope: string, arrayAllowed: boolean): boolean {
   if (typeof claim === 'string') return claim.split(' ').includes(scope);
   return arrayAllowed && Array.isArray(claim) && claim.includes(scope);

@@ -1,12 +1,7 @@
 /** The members of a JWK that only a private or secret key has (RFC 7518, section 6). */
 const SECRET_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
 
-/**
- * What is wrong with a JSON Web Key Set (RFC 7517, section 5) as a source of
- * verification keys, or undefined when nothing is: it is `{"keys": [...]}`,
- * each key an object with a `kty`, and none holds private or secret key
- * material, which would mean the issuer published what it must keep.
- */
+/** A JWK Set (RFC 7517, section 5) holding private or secret material means the issuer published what it must keep. */
 export function keySetProblem(document: unknown): string | undefined {
   if (typeof document !== 'object' || document === null || !Array.isArray((document as { keys?: unknown }).keys)) {
     return 'a JSON object with a "keys" array';

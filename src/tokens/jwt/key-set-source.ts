@@ -3,44 +3,32 @@ import type { JSONWebKeySet } from 'jose';
 import { keyServerUrlProblem } from './key-server-url.js';
 import { keySetProblem } from './key-set-document.js';
 
-/**
- * A fetch of the issuer's keys gives up after this long, in milliseconds: one
- * budget for the whole of it, the discovery document and the key set it names
- * together, so that a slow provider holds a request up for this long at most...
- */
+/** One budget for the whole fetch, discovery document and key set together: a slow provider holds a request up this long at most. */
 export const FETCH_TIMEOUT_MS = 5000;
-/** ...or once the answer is larger than this, in bytes; real key sets and discovery documents are a few KiB. */
 export const FETCH_MAX_BYTES = 512 * 1024;
 
-/** Where the issuer's public keys come from: fetched from a URL, found by discovery, or read from a file. */
 export interface KeySetSource {
-  /** Where the keys are, for logs. */
   readonly location: string;
-  /** The key set as it is now; throws a KeySetSourceError when it cannot be had, or not before `deadline` aborts. */
+  /** Throws a KeySetSourceError when the key set cannot be had, or not before `deadline` aborts. */
   load(deadline: AbortSignal): Promise<JSONWebKeySet>;
 }
 
-/** The key set could not be had; the message says why, for the log. */
 export class KeySetSourceError extends Error {
   override name = 'KeySetSourceError';
 }
 
-/** The discovery document names another issuer: JWT_ISSUER is not what the provider calls itself. */
+/** JWT_ISSUER is not what the provider calls itself. */
 export class IssuerMismatchError extends KeySetSourceError {
   override name = 'IssuerMismatchError';
 }
 
-/** The key set at a URL (JWT_JWKS_URL, or the `jwks_uri` of a discovery document). */
 export function keySetAt(url: string): KeySetSource {
   return { location: url, load: async (deadline) => asKeySet(await fetchJson(url, deadline), url) };
 }
 
 /**
- * The key set named by the issuer's discovery document (OpenID Connect
- * Discovery 1.0, section 4): `<issuer>/.well-known/openid-configuration`,
- * whose `issuer` must equal the configured issuer exactly (section 4.3) and
- * whose `jwks_uri` must be https like the issuer. The key set's URL is
- * remembered once found, and looked up again after a fetch from it fails.
+ * OpenID Connect Discovery 1.0: the document's `issuer` must equal the configured one exactly (section 4.3). The key
+ * set's URL is remembered once found, and looked up again after a fetch from it fails.
  */
 export function discoveredKeySet(issuer: string): KeySetSource {
   // Section 4: a terminating "/" of the issuer is removed before the well-known path is appended.
@@ -60,7 +48,7 @@ export function discoveredKeySet(issuer: string): KeySetSource {
   };
 }
 
-/** A key set in a local file, read again each time the keys are refreshed, so that replacing the file rotates them. */
+/** Read again on each refresh, so that replacing the file rotates the keys. */
 export function keySetFile(path: string): KeySetSource {
   return {
     location: path,
@@ -96,11 +84,7 @@ function asKeySet(document: unknown, location: string): JSONWebKeySet {
   return document as JSONWebKeySet;
 }
 
-/**
- * GETs a JSON document, giving up when `deadline` aborts or past a size
- * limit. A redirect is refused rather than followed: it could lead from
- * https to plain HTTP.
- */
+// A redirect is refused rather than followed: it could lead from https to plain HTTP.
 async function fetchJson(url: string, deadline: AbortSignal): Promise<unknown> {
   let text: string;
   try {
