@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { parseDatabaseUrl } from '../src/config.js';
+import { parseDatabaseUrl } from '../src/config/config.js';
 import type { NewPlant } from '../src/plants/plant.js';
 import { openStore } from '../src/store/open-store.js';
 import { issueToken } from '../src/tokens/issue-token.js';

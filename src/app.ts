@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
-import type { ServeConfig } from './config.js';
+import type { ServeConfig } from './config/config.js';
 import { ServiceError } from './errors.js';
 import { AuthFailureLimiter } from './http/auth-failure-limiter.js';
 import { clientAddress, trustedPeer } from './http/client-address.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { flagOf, settings, shownDefault } from '../src/config.js';
+import { flagOf, settings, shownDefault } from '../src/config/config.js';
 
 const page = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
 /** The rows of the page's settings table: variable, flag and default, backticks removed. */

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { type DatabaseLocation, loadSettings } from '../config.js';
+import { type DatabaseLocation, loadSettings } from '../config/config.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { isPartOfStore, StoreFileRefused } from '../store/sqlite/store-files.js';
 import { type CommandContext, CommandFailed, helpText, parseCommandLine, UsageError, withStore } from './command-line.js';

@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { describeSettings, flagOf, loadStoreConfig, settings } from '../config.js';
+import { describeSettings, flagOf, loadStoreConfig, settings } from '../config/config.js';
 import type { Store } from '../store/store.js';
 import { EXIT, UsageError } from './command-errors.js';
 import { openNamedStore } from './store-access.js';

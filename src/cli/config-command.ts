@@ -1,4 +1,4 @@
-import { describeConfig, loadServeConfig, SERVE_SETTINGS } from '../config.js';
+import { describeConfig, loadServeConfig, SERVE_SETTINGS } from '../config/config.js';
 import { type CommandContext, helpText, parseCommandLine } from './command-line.js';
 
 export const configHelp = helpText(

@@ -1,4 +1,4 @@
-import { loadSettings, parseDatabaseUrl } from '../config.js';
+import { loadSettings, parseDatabaseUrl } from '../config/config.js';
 import { newPlantToJson, type NewPlant } from '../plants/plant.js';
 import { plantPages, type Store } from '../store/store.js';
 import { batchSize, type CommandContext, CommandFailed, helpText, parseCommandLine, UsageError } from './command-line.js';

@@ -1,4 +1,4 @@
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config/config.js';
 import { ServiceError } from '../errors.js';
 import { CommandFailed, EXIT, UsageError } from './command-errors.js';
 

@@ -1,4 +1,4 @@
-import { STORE_SETTINGS } from '../config.js';
+import { STORE_SETTINGS } from '../config/config.js';
 import { newPlantToJson } from '../plants/plant.js';
 import { plantPages } from '../store/store.js';
 import { type CommandContext, helpText, parseCommandLine, withStore } from './command-line.js';

@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises';
-import { loadSettings, STORE_SETTINGS } from '../config.js';
+import { loadSettings, STORE_SETTINGS } from '../config/config.js';
 import { ServiceError } from '../errors.js';
 import { bodyTooLarge, toServiceError } from '../http/error-answer.js';
 import { readNewPlant } from '../http/read-new-plant.js';

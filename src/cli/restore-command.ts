@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadSettings } from '../config.js';
+import { loadSettings } from '../config/config.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { failure, sqlitePath } from './backup-command.js';
 import { type CommandContext, CommandFailed, helpText, parseCommandLine, UsageError } from './command-line.js';

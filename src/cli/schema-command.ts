@@ -1,4 +1,4 @@
-import { loadStoreConfig, STORE_SETTINGS } from '../config.js';
+import { loadStoreConfig, STORE_SETTINGS } from '../config/config.js';
 import type { SchemaState } from '../store/migration.js';
 import { readSchema } from '../store/open-store.js';
 import { type CommandContext, helpText, parseCommandLine } from './command-line.js';

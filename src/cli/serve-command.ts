@@ -1,7 +1,7 @@
 import type { Cluster, Worker } from 'node:cluster';
 import { once } from 'node:events';
 import { buildApp } from '../app.js';
-import { ConfigError, describeConfig, loadServeConfig, SERVE_SETTINGS, type ServeConfig } from '../config.js';
+import { ConfigError, describeConfig, loadServeConfig, SERVE_SETTINGS, type ServeConfig } from '../config/config.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { acceptOnMoreSockets, checkAddressFree } from '../http/server/acceptors.js';
 import { checkNodeLine } from '../node-lines.js';

@@ -1,4 +1,4 @@
-import { ConfigError, type DatabaseLocation } from '../config.js';
+import { ConfigError, type DatabaseLocation } from '../config/config.js';
 import { ServiceError } from '../errors.js';
 import { NO_DATABASE, type SchemaChange, SchemaTooNew, StoreMissing } from '../store/migration.js';
 import { openStore, type StoreOptions } from '../store/open-store.js';

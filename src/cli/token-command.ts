@@ -1,4 +1,4 @@
-import { STORE_SETTINGS } from '../config.js';
+import { STORE_SETTINGS } from '../config/config.js';
 import { parseRatePolicy, RATE_POLICY_SHAPE } from '../rate-limits/rate-policy.js';
 import type { TokenRecord } from '../store/store.js';
 import { tokenNameProblem } from '../tokens/api-token.js';

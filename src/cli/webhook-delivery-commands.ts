@@ -1,4 +1,4 @@
-import { loadSettings, STORE_SETTINGS } from '../config.js';
+import { loadSettings, STORE_SETTINGS } from '../config/config.js';
 import type { Subscription } from '../store/webhook-store.js';
 import { pingSubscription } from '../webhooks/ping.js';
 import { type CommandContext, CommandFailed, EXIT, helpText, parseCommandLine, withStore } from './command-line.js';

@@ -1,4 +1,4 @@
-import { STORE_SETTINGS } from '../config.js';
+import { STORE_SETTINGS } from '../config/config.js';
 import type { MessageState, OutboxMessage, Subscription } from '../store/webhook-store.js';
 import { parseWebhookId, webhookId } from '../webhooks/message.js';
 import { type CommandContext, CommandFailed, helpText, parseCommandLine, UsageError, withStore, writeTable } from './command-line.js';

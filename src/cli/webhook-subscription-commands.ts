@@ -1,4 +1,4 @@
-import { STORE_SETTINGS } from '../config.js';
+import { STORE_SETTINGS } from '../config/config.js';
 import { parseGrace } from '../tokens/duration.js';
 import { addSubscription, MOST_RETIRED_SECRETS, RETIRED_SECRET_MS, rotateSecret, updateSubscription } from '../webhooks/subscriptions.js';
 import { type CommandContext, CommandFailed, helpText, parseCommandLine, UsageError, withStore, writeTable } from './command-line.js';

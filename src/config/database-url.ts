@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { ConfigError } from './config-error.js';
+import { ConfigError } from './setting.js';
 import { parsePostgresUrl, type PostgresUrl } from './postgres-url.js';
 
 /** `shown` masks any password, for logs; `label` names the store for a person, never with a password. */

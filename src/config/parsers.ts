@@ -5,7 +5,7 @@ import { B64TOKEN } from '../http/bearer-token.js';
 import { parseRatePolicy, RATE_POLICY_SHAPE, type RatePolicy } from '../rate-limits/rate-policy.js';
 import { keySetProblem } from '../tokens/jwt/key-set-document.js';
 import { keyServerUrlProblem } from '../tokens/jwt/key-server-url.js';
-import { ConfigError } from './config-error.js';
+import { ConfigError } from './setting.js';
 
 // Each parser's ConfigError names `source`, the variable or flag the text came from.
 

@@ -1,4 +1,4 @@
-import { ConfigError } from './config-error.js';
+import { ConfigError } from './setting.js';
 
 /** libpq's `target_session_attrs` that a service which writes can use (libpq's meanings). */
 export const TARGET_SESSION_ATTRS = ['any', 'read-write', 'primary'] as const;

@@ -1,3 +1,8 @@
+/** A setting that is wrong; its message is one line that names it. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
 export interface Setting<T> {
   /** The environment variable; the flag is its name in lower case with hyphens (`DATABASE_URL`, `--database-url`). */
   readonly env: string;

@@ -1,6 +1,5 @@
 import { type DatabaseLocation, parseDatabaseUrl } from './database-url.js';
 import type { RatePolicy } from '../rate-limits/rate-policy.js';
-import { LOG_LEVELS, type LogLevel } from './log-levels.js';
 import {
   parseBearerSecret,
   parseHost,
@@ -16,6 +15,10 @@ import { defineSetting, type Setting } from './setting.js';
 import { tracingSettings } from './tracing-settings.js';
 
 export { defineSetting, type Setting } from './setting.js';
+
+/** The values of LOG_LEVEL: pino's level names, `silent` for no lines at all. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /**
  * The one description of each setting, from which settings are read, typed, listed by `--help` and shown

@@ -1,4 +1,4 @@
-import { ConfigError } from './config-error.js';
+import { ConfigError } from './setting.js';
 import { parseInteger, parseOneOf } from './parsers.js';
 import { defineSetting } from './setting.js';
 

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { type Logger, pino, type LoggerOptions } from 'pino';
 import type PinoPretty from 'pino-pretty';
 import { loggerBindings, loggerStream } from './pino-internals.js';
-import type { LogLevel } from '../config.js';
+import type { LogLevel } from '../config/config.js';
 
 /** Nothing may log a token: the default serialisers never log headers, and the Authorization header is redacted besides. */
 export function loggerOptions(level: LogLevel): LoggerOptions {

@@ -1,4 +1,4 @@
-import { settings, type StoreConfig } from '../config.js';
+import { settings, type StoreConfig } from '../config/config.js';
 import type { SchemaState, StoreOpening } from './migration.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';

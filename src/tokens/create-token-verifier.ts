@@ -1,5 +1,5 @@
 import type { BaseLogger } from 'pino';
-import type { ServeConfig } from '../config.js';
+import type { ServeConfig } from '../config/config.js';
 import type { Store } from '../store/store.js';
 import { LoadedVerifier } from './loaded-verifier.js';
 import { OpaqueThenJwtVerifier } from './opaque-then-jwt-verifier.js';

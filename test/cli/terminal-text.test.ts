@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseDatabaseUrl } from '../../src/config.js';
+import { parseDatabaseUrl } from '../../src/config/config.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { existingStoreUrl, sqlite, testBackends } from '../helpers/backends.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { test } from 'node:test';
-import { parseDatabaseUrl } from '../../src/config.js';
+import { parseDatabaseUrl } from '../../src/config/config.js';
 
 test('every SQLite form the docs name is read: relative, sqlite:/absolute and sqlite:///absolute', () => {
   const path = (url: string) => {

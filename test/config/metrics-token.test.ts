@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ConfigError, loadServeConfig } from '../../src/config.js';
+import { ConfigError, loadServeConfig } from '../../src/config/config.js';
 import { runCli } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp-dir.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConfigError, parseDatabaseUrl, parsePostgresUrl } from '../../src/config.js';
+import { ConfigError, parseDatabaseUrl, parsePostgresUrl } from '../../src/config/config.js';
 
 test("a multi-host URL, as pg_autoctl show uri prints it, is taken apart in libpq's order", () => {
   const url = parsePostgresUrl('postgres://app@node1:5432,node2:6432,[::1]/plants?target_session_attrs=read-write&sslmode=require', 'DATABASE_URL');

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { parseDatabaseUrl } from '../../src/config.js';
+import { parseDatabaseUrl } from '../../src/config/config.js';
 import { openStore } from '../../src/store/open-store.js';
 import { freshPostgresDatabase, migratedPostgresDatabase, POSTGRES_SKIP_REASON, postgresReachable } from './postgres.js';
 import { tempDir } from './temp-dir.js';

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { TestContext } from 'node:test';
 import pg from 'pg';
-import { parseDatabaseUrl } from '../../src/config.js';
+import { parseDatabaseUrl } from '../../src/config/config.js';
 import { openStore } from '../../src/store/open-store.js';
 
 /** The server the PostgreSQL suites use; each test makes its own database there. */

@@ -3,7 +3,7 @@ import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { type Backend, existingStoreUrl, postgres, sqlite } from './backends.js';
 import { type AppConfig, buildApp } from '../../src/app.js';
-import { parseDatabaseUrl, settings } from '../../src/config.js';
+import { parseDatabaseUrl, settings } from '../../src/config/config.js';
 import { type CatalogueEntry, type ErrorBody, errorCatalogue } from '../../src/errors.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';

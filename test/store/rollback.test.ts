@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
-import { parseDatabaseUrl } from '../../src/config.js';
+import { parseDatabaseUrl } from '../../src/config/config.js';
 import { errorCatalogue, ServiceError } from '../../src/errors.js';
 import { openStore } from '../../src/store/open-store.js';
 import Database from 'better-sqlite3';

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import pg from 'pg';
-import { parseDatabaseUrl } from '../../src/config.js';
+import { parseDatabaseUrl } from '../../src/config/config.js';
 import { testBackends } from '../helpers/backends.js';
 import { createToken, postPlant, runInProcess, startServer } from '../helpers/processes.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import pg from 'pg';
-import { parseDatabaseUrl } from '../../src/config.js';
+import { parseDatabaseUrl } from '../../src/config/config.js';
 import { openStore } from '../../src/store/open-store.js';
 import { migrate as migratePostgres, migrations as postgresMigrations } from '../../src/store/postgres/migrations.js';
 import { CALL_CREATE_PLANT_BATCH } from '../../src/store/postgres/plant-batch.js';

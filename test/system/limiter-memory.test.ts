@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { MOST_CLIENTS, RateLimiter } from '../../src/rate-limits/rate-limiter.js';
 import { parseRatePolicy } from '../../src/rate-limits/rate-policy.js';
 import { openStore } from '../../src/store/open-store.js';
-import { parseDatabaseUrl } from '../../src/config.js';
+import { parseDatabaseUrl } from '../../src/config/config.js';
 import { sqlite } from '../helpers/backends.js';
 
 test('100,000 distinct clients keep the limiter to MOST_CLIENTS remembered, and the store prunes their full buckets', async (t) => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
-import { parseDatabaseUrl } from '../../src/config.js';
+import { parseDatabaseUrl } from '../../src/config/config.js';
 import { openStore } from '../../src/store/open-store.js';
 import { generateToken, TOKEN_LENGTH } from '../../src/tokens/api-token.js';
 import { issueToken } from '../../src/tokens/issue-token.js';

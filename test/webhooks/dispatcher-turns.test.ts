@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
-import { parseDatabaseUrl } from '../../src/config.js';
+import { parseDatabaseUrl } from '../../src/config/config.js';
 import type { NewPlant } from '../../src/plants/plant.js';
 import { openStore } from '../../src/store/open-store.js';
 import { addSubscription } from '../../src/webhooks/subscriptions.js';

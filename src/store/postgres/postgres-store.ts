@@ -1,4 +1,4 @@
-import { parsePostgresUrl } from '../../config.js';
+import { parsePostgresUrl } from '../../config/config.js';
 import type { NewPlant } from '../../plants/plant.js';
 import { NO_DATABASE, schemaState, type SchemaState, StoreMissing, type StoreOpening } from '../migration.js';
 import {

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { parse as parseConnectionString, toClientConfig } from 'pg-connection-string';
-import type { PostgresUrl } from '../../config.js';
+import type { PostgresUrl } from '../../config/config.js';
 import { ServiceError } from '../../errors.js';
 import { lostServer } from './errors.js';
 import { StallWatch } from './stall-watch.js';

@@ -1,17 +1,17 @@
-import { ConfigError } from './config/config-error.js';
-import { JWT_SETTINGS, SERVE_SETTINGS, type ServeConfig, type SettingValues, STORE_SETTINGS, type StoreConfig } from './config/setting-groups.js';
-import { flagOf, type Setting, type SettingName, settings } from './config/settings.js';
+import { ConfigError } from './setting.js';
+import { JWT_SETTINGS, SERVE_SETTINGS, type ServeConfig, type SettingValues, STORE_SETTINGS, type StoreConfig } from './setting-groups.js';
+import { flagOf, type Setting, type SettingName, settings } from './settings.js';
 
 // The one reader of settings, from the environment a command is given rather than `process.env`,
 // so that a test can give a command its own.
 
-export { ConfigError } from './config/config-error.js';
-export { type DatabaseLocation, parseDatabaseUrl } from './config/database-url.js';
-export { parsePostgresUrl, type PostgresHost, type PostgresUrl, type TargetSessionAttrs } from './config/postgres-url.js';
-export { describeConfig, describeSettings, shownDefault } from './config/describe.js';
-export { LOG_LEVELS, type LogLevel } from './config/log-levels.js';
-export { JWT_SETTINGS, SERVE_SETTINGS, type ServeConfig, STORE_SETTINGS, type StoreConfig, TRACING_SETTINGS, WEBHOOK_SETTINGS } from './config/setting-groups.js';
-export { flagOf, settings } from './config/settings.js';
+export { ConfigError } from './setting.js';
+export { type DatabaseLocation, parseDatabaseUrl } from './database-url.js';
+export { parsePostgresUrl, type PostgresHost, type PostgresUrl, type TargetSessionAttrs } from './postgres-url.js';
+export { describeConfig, describeSettings, shownDefault } from './describe.js';
+export { LOG_LEVELS, type LogLevel } from './settings.js';
+export { JWT_SETTINGS, SERVE_SETTINGS, type ServeConfig, STORE_SETTINGS, type StoreConfig, TRACING_SETTINGS, WEBHOOK_SETTINGS } from './setting-groups.js';
+export { flagOf, settings } from './settings.js';
 
 /** Raw values as given: the environment, and flags by flag name (without `--`). */
 export interface Sources {
