@@ -11,7 +11,7 @@ const rows = [...page.matchAll(/^\| `([A-Z_]+)` \| `(--[a-z-]+)` \| ([^|]+) \|/g
   shown: shown!.trim().replace(/^`(.*)`$/, '$1'),
 }));
 
-test('docs/configuration.md lists every setting of src/config.ts with its variable, flag and default, and nothing else', () => {
+test('docs/configuration.md lists every setting of src/config/ with its variable, flag and default, and nothing else', () => {
   const expected = Object.entries(settings).map(([name, setting]) => ({
     env: setting.env,
     flag: `--${flagOf(setting)}`,
