@@ -1,7 +1,7 @@
 import { checkNodeLine } from '../node-lines.js';
-import { type CommandContext, EXIT, type Subcommand, UsageError } from './command-line.js';
+import { type CommandContext, EXIT, helpText, parseCommandLine, type Subcommand, UsageError } from './command-line.js';
+import { VERSION } from '../version.js';
 import { describeFailure } from './failure.js';
-import { versionCommand } from './version-command.js';
 import { terminalText } from './terminal-text.js';
 
 const usage = `Usage: plantstore <command> [options]
@@ -113,4 +113,12 @@ function processContext(): CommandContext {
     stderr: process.stderr,
     nodeVersion: process.versions.node,
   };
+}
+
+export const versionHelp = helpText('plantstore version (or plantstore --version)', "Prints this build's version, alone, on stdout.");
+
+export async function versionCommand(argv: readonly string[], context: CommandContext): Promise<number> {
+  const { values } = parseCommandLine(argv, { options: {} });
+  context.stdout.write(values.help ? versionHelp : `${VERSION}\n`);
+  return 0;
 }

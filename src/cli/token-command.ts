@@ -5,7 +5,6 @@ import { tokenNameProblem } from '../tokens/api-token.js';
 import { parseDuration, parseGrace as parseGraceText } from '../tokens/duration.js';
 import { issueToken } from '../tokens/issue-token.js';
 import { DEFAULT_ROTATION_GRACE_MS, rotateToken } from '../tokens/rotate-token.js';
-import { tokenStatus } from '../tokens/token-status.js';
 import { TOKEN_USE_WRITE_INTERVAL_MS } from '../tokens/token-use-writer.js';
 import { type CommandContext, CommandFailed, helpText, parseCommandLine, runSubcommand, UsageError, withStore, writeTable } from './command-line.js';
 import { terminalJson, terminalText } from './terminal-text.js';
@@ -236,4 +235,13 @@ function parseGrace(text: string | undefined): number {
 function printHelp(context: CommandContext, text: string): number {
   context.stdout.write(text);
   return 0;
+}
+
+/** `retiring`: a rotation's grace lets it work until its `revokedAt`. */
+export type TokenStatus = 'active' | 'retiring' | 'revoked' | 'expired';
+
+export function tokenStatus(token: TokenRecord, now: Date): TokenStatus {
+  if (token.revokedAt !== null && token.revokedAt <= now) return 'revoked';
+  if (token.expiresAt !== null && token.expiresAt <= now) return 'expired';
+  return token.revokedAt === null ? 'active' : 'retiring';
 }

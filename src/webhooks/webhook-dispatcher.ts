@@ -3,7 +3,6 @@ import { hostname } from 'node:os';
 import { type EventLoopUtilization, performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ClaimedMessage, Settlement, WebhookStore } from '../store/webhook-store.js';
-import { retryDelayMs } from './retry-delay.js';
 import { type AttemptResult, loadReceiverClient } from './post-message.js';
 import { webhookId } from './message.js';
 import { attemptDelivery } from './attempt-delivery.js';
@@ -339,4 +338,10 @@ export class WebhookDispatcher {
     this.#log.warn({ ...logged, nextAttemptAt: new Date(nextAttemptAt).toISOString() }, 'webhook delivery failed; it will be retried');
     return { messageId, subscriptionId, attempt, outcome: 'retry', retryInMs, error: result.error };
   }
+}
+
+/** Exponential backoff with full jitter, so that messages that failed together do not come back together, within `minMs` and `maxMs`. */
+export function retryDelayMs(attempt: number, { minMs, maxMs }: { minMs: number; maxMs: number }, random: () => number = Math.random): number {
+  const bound = Math.min(maxMs, minMs * 2 ** Math.min(attempt - 1, 52));
+  return Math.round(minMs + random() * (bound - minMs));
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { retryDelayMs } from '../../src/webhooks/retry-delay.js';
+import { retryDelayMs } from '../../src/webhooks/webhook-dispatcher.js';
 import { newSecret, secretKey, signatureHeader } from '../../src/webhooks/signature.js';
 import { webhookUrlProblem } from '../../src/webhooks/webhook-url.js';
 
