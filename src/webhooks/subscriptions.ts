@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Subscription, WebhookStore } from '../store/webhook-store.js';
 import { newSecret } from './signature.js';
-import { webhookUrlProblem } from './webhook-url.js';
 
 /** How long a rotated-out secret still signs deliveries, beside the new one: each its own window, from its rotation. */
 export const RETIRED_SECRET_MS = 24 * 3_600_000;
@@ -101,4 +100,17 @@ export async function rotateSecret(store: WebhookStore, id: number, now = new Da
 /** The secrets that sign a delivery made at `now`: the current one, then each retired one whose window has not ended. */
 export function signingSecrets(subscription: Subscription, now: number): string[] {
   return [subscription.secret, ...subscription.retiredSecrets.filter((retired) => retired.until.getTime() > now).map((retired) => retired.secret)];
+}
+
+/** Why `text` cannot be a subscription's URL, or undefined: credentials are refused, as they would sit in the store and every listing. */
+export function webhookUrlProblem(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'an absolute http:// or https:// URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `an http:// or https:// URL, not ${url.protocol}//`;
+  if (url.username !== '' || url.password !== '') return 'a URL without credentials (user:password@): receivers check the signature instead';
+  return undefined;
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { retryDelayMs } from '../../src/webhooks/webhook-dispatcher.js';
 import { newSecret, secretKey, signatureHeader } from '../../src/webhooks/signature.js';
-import { webhookUrlProblem } from '../../src/webhooks/webhook-url.js';
+import { webhookUrlProblem } from '../../src/webhooks/subscriptions.js';
 
 test('signatures match the Standard Webhooks reference example', () => {
   // The example of the Standard Webhooks libraries' own tests.
