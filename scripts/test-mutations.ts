@@ -26,9 +26,18 @@ function scratchCopy(): string {
   return scratch;
 }
 
-function run(command: string, args: readonly string[], cwd: string): { ok: boolean; output: string } {
-  const result = spawnSync(command, args, { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, env: { ...process.env, FORCE_COLOR: '0' } });
-  return { ok: result.status === 0, output: `${result.stdout}${result.stderr}` };
+/** The longest a mutation's tests may run; the slowest take about a minute. */
+const MUTATION_RUN_LIMIT_MS = 300_000;
+
+function run(command: string, args: readonly string[], cwd: string, timeoutMs?: number): { ok: boolean; timedOut: boolean; output: string } {
+  const result = spawnSync(command, args, {
+    cwd,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, FORCE_COLOR: '0' },
+    ...(timeoutMs === undefined ? {} : { timeout: timeoutMs, killSignal: 'SIGKILL' as const }),
+  });
+  return { ok: result.status === 0, timedOut: result.error !== undefined && 'code' in result.error && result.error.code === 'ETIMEDOUT', output: `${result.stdout}${result.stderr}` };
 }
 
 /** Builds the copy: its TypeScript (a mutation may leave a name unused), then the docs page, as npm run build does. */
@@ -49,8 +58,9 @@ function tryMutation(scratch: string, mutation: Mutation): { caught: boolean; se
   try {
     build(scratch, false);
     const pattern = mutation.pattern === undefined ? [] : ['--test-name-pattern', mutation.pattern];
-    // --test-force-exit: a mutation that leaks a handle must not keep the run waiting after its tests end.
-    const tested = run(process.execPath, ['--import', 'tsx', '--test', '--test-force-exit', '--test-concurrency=1', '--test-reporter=tap', ...pattern, ...mutation.tests], scratch);
+    const tested = run(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=tap', ...pattern, ...mutation.tests], scratch, MUTATION_RUN_LIMIT_MS);
+    // A run that had to be ended caught nothing for certain: its tests hung, which a test must not.
+    if (tested.timedOut) return { caught: false, seconds: (performance.now() - started) / 1000, failed: [`the tests did not end within ${MUTATION_RUN_LIMIT_MS / 1000} s`] };
     const failed = [...tested.output.matchAll(/^not ok \d+ - (.*)$/gm)].map((match) => match[1]!);
     return { caught: !tested.ok, seconds: (performance.now() - started) / 1000, failed };
   } finally {
@@ -67,7 +77,7 @@ try {
     process.stderr.write(`${mutation.name}: ${mutation.promise}\n`);
     const { caught, seconds, failed } = tryMutation(scratch, mutation);
     if (!caught) survivors += 1;
-    process.stderr.write(`  ${caught ? `caught in ${seconds.toFixed(0)} s by: ${failed.slice(0, 3).join(' | ')}` : 'SURVIVED: every test passed'}\n`);
+    process.stderr.write(`  ${caught ? `caught in ${seconds.toFixed(0)} s by: ${failed.slice(0, 3).join(' | ')}` : `SURVIVED: ${failed[0] ?? 'every test passed'}`}\n`);
     rows.push(`| ${mutation.name} | ${caught ? 'caught' : '**survived**'} | ${seconds.toFixed(0)} s | ${mutation.tests.join(', ')}${mutation.pattern === undefined ? '' : ` (${mutation.pattern})`} |`);
   }
 } finally {
