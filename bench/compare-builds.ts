@@ -14,6 +14,7 @@
 // generator's core) while the load runs, as in `npm run bench -- --webhook`, and the deliveries a second
 // that arrived during the measurement are reported too; a TARGET ending in `@unsubscribed` is that build
 // without the subscription, so that one run tells what the subscription costs. A TARGET ending in
+// `@undelivered` keeps the subscription but delivers nothing (WEBHOOK_DELIVERY=off): what writing the outbox costs. A TARGET ending in
 // `@rate-limited` is that build under RATE_LIMIT=BENCH_RATE_LIMIT, a policy the load never exhausts, so
 // that every create takes from its client's quota and one run tells what the limiter costs. `@traced` is that
 // build with traces on, every request sampled, exported to an OTLP receiver that answers at once
@@ -46,7 +47,7 @@ const { values, positionals: targets } = parseArgs({
   },
 });
 if (targets.length === 0) throw new Error('name at least one target: floor, or the folder of a build');
-const FORMS = ['multi-host', 'unsubscribed', 'rate-limited', 'traced'];
+const FORMS = ['multi-host', 'unsubscribed', 'undelivered', 'rate-limited', 'traced'];
 /** 100 million creates an hour: above any rate this machine reaches, so none is refused, and a slice lasts its whole second. */
 const BENCH_RATE_LIMIT = '100000000/1h';
 /** A target's folder (or `floor`, `baseline`) and the form after its `@`, if any: a form not in FORMS is refused. */
@@ -98,6 +99,7 @@ for (let round = 1; round <= Number(values.rounds); round++) {
       BASELINE_TOKEN: bench.token,
       DATABASE_URL: databaseUrl,
       ...(form === 'rate-limited' ? { RATE_LIMIT: BENCH_RATE_LIMIT } : {}),
+      ...(form === 'undelivered' ? { WEBHOOK_DELIVERY: 'off' } : {}),
     };
     const sink = form === 'traced' ? await startOtlpSink(pinned ? 1 : undefined) : undefined;
     if (sink !== undefined) Object.assign(env, tracedSettings(sink.endpoint));

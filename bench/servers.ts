@@ -16,12 +16,19 @@ export interface RunningServer {
    */
   cpuSeconds(): number;
   stop(): Promise<void>;
+  /** Kills it with SIGKILL, as a crash would, and resolves once it has exited. */
+  kill(): Promise<void>;
 }
 
 /** `cpu`: the core to pin the server to with taskset, when the caller found taskset and two cores. */
 export async function startService(env: Record<string, string>, cpu: number | undefined): Promise<RunningServer> {
   // Run as an operator runs it, so that the Node.js flags of its first line apply.
   return start((port) => [`${ROOT}/bin/plantstore`, 'serve', '--port', String(port)], env, cpu);
+}
+
+/** `bin/plantstore deliver`, with its health and metrics port, so that the benchmark knows when it has started. */
+export async function startDeliverer(env: Record<string, string>, cpu: number | undefined): Promise<RunningServer> {
+  return start((port) => [`${ROOT}/bin/plantstore`, 'deliver', '--port', String(port)], env, cpu);
 }
 
 /**
@@ -65,12 +72,16 @@ async function start(commandFor: (port: number) => string[], env: Record<string,
       return Number(/^VmHWM:\s+(\d+) kB/m.exec(status)![1]) / 1024;
     },
     cpuSeconds: () => treeCpuSeconds(child.pid!),
-    stop: async () => {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    },
+    stop: () => ended(child, 'SIGTERM'),
+    kill: () => ended(child, 'SIGKILL'),
   };
+}
+
+async function ended(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill(signal);
+  await exited;
 }
 
 async function waitUntilServing(url: string, child: ChildProcess): Promise<void> {

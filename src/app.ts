@@ -83,7 +83,7 @@ export function buildApp(config: AppConfig, store: Store, options: AppOptions = 
   // What the routes need is made first, so that both adapters get it whole.
   const logger = createLogger(config.logLevel);
   const metrics = new Metrics();
-  const tracing = options.tracing?.({ exported: metrics.spansExported, dropped: metrics.spansDropped });
+  const tracing = options.tracing?.(metrics.spans);
   const requestSpans = tracing?.requests;
   const groupCommit = new GroupCommit(store, {
     maxBatch: config.writeBatchMax,
@@ -172,7 +172,7 @@ export function buildApp(config: AppConfig, store: Store, options: AppOptions = 
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
   systemRoutes(app, { store, stopping: () => app.stopping });
-  metricsRoute(app, { metrics, metricsToken: config.metricsToken, authFailures });
+  metricsRoute(app, { metrics, registry: metrics.registry, metricsToken: config.metricsToken, authFailures });
   if (config.docs) docsRoutes(app);
   plantsRoute(app, pipeline, requestSpans);
   return app;

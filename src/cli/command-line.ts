@@ -14,6 +14,14 @@ export interface CommandContext {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   nodeVersion: string;
+  /** The IPC channel to the process that started this one (serve, for its deliverer); undefined without one. */
+  parent?: ParentChannel | undefined;
+}
+
+export interface ParentChannel extends NodeJS.EventEmitter {
+  send(message: unknown): unknown;
+  readonly connected: boolean;
+  disconnect(): void;
 }
 
 type Options = NonNullable<ParseArgsConfig['options']>;

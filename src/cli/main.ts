@@ -1,5 +1,5 @@
 import { checkNodeLine } from '../node-lines.js';
-import { type CommandContext, EXIT, helpText, parseCommandLine, type Subcommand, UsageError } from './command-line.js';
+import { type CommandContext, EXIT, helpText, type ParentChannel, parseCommandLine, type Subcommand, UsageError } from './command-line.js';
 import { VERSION } from '../version.js';
 import { describeFailure } from './failure.js';
 import { terminalText } from './terminal-text.js';
@@ -9,7 +9,8 @@ const usage = `Usage: plantstore <command> [options]
 The plant store service and its administration.
 
 Commands:
-  serve                     run the HTTP server (npm start runs this)
+  serve                     run the HTTP server (npm start runs this) and a webhook deliverer
+  deliver                   deliver webhooks only; run any number, beside serve or apart
   token create --name NAME  create an API token and print it on stdout
   token list [--json]       list tokens
   token revoke ID_OR_NAME   revoke a token
@@ -41,6 +42,7 @@ Run \`plantstore help <command>\` or \`plantstore <command> --help\` for its opt
 /** Every command by its name, each loaded when it runs: `token create` need not load the HTTP server, nor `version` anything. */
 const commands: Readonly<Record<string, () => Promise<Subcommand>>> = {
   serve: async () => (await import('./serve-command.js')).serveCommand,
+  deliver: async () => (await import('./deliver-command.js')).deliverCommand,
   token: async () => (await import('./token-command.js')).tokenCommand,
   webhook: async () => (await import('./webhook-command.js')).webhookCommand,
   plants: async () => (await import('./plants-command.js')).plantsCommand,
@@ -112,6 +114,7 @@ function processContext(): CommandContext {
     stdout: process.stdout,
     stderr: process.stderr,
     nodeVersion: process.versions.node,
+    parent: process.send === undefined ? undefined : (process as NodeJS.Process & ParentChannel),
   };
 }
 

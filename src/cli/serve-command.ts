@@ -1,5 +1,6 @@
 import type { Cluster, Worker } from 'node:cluster';
 import { once } from 'node:events';
+import type { FastifyBaseLogger } from 'fastify';
 import { buildApp } from '../app.js';
 import { ConfigError, describeConfig, loadServeConfig, SERVE_SETTINGS, type ServeConfig } from '../config/config.js';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -8,8 +9,10 @@ import { checkNodeLine } from '../node-lines.js';
 import { connectionDrain } from '../http/server/connection-drain.js';
 import { DOCS_PATH } from '../http/fastify/docs-routes.js';
 import { createLogger } from '../observability/logger.js';
-import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.js';
 import { WebhookMetrics } from '../observability/webhook-metrics.js';
+import { coalesced, countReported, isAttemptsReport, isMessagesWritten, MESSAGES_WRITTEN } from '../webhooks/delivery-channel.js';
+import { DelivererProcess, delivererEnv, NUDGE_GAP_MS } from './deliverer-process.js';
+import { stopSignal } from './stop-signal.js';
 import { IssuerMismatchError } from '../tokens/jwt/key-set-source.js';
 import { VERSION } from '../version.js';
 import { type CommandContext, EXIT, helpText, parseCommandLine } from './command-line.js';
@@ -23,9 +26,10 @@ import { tellPrimary, WorkerReports } from './worker-reports.js';
 export const serveHelp = helpText(
   'plantstore serve [options]',
   'Runs the HTTP server until SIGTERM or SIGINT, then finishes the requests in flight and exits 0.\n' +
-    'With --workers N, N processes serve on the one port (node:cluster). Makes the store when it does\n' +
-    'not exist, and migrates an older schema; once listening, names the store on stderr. A failure at\n' +
-    'start is one line on stderr and exit code 1 (2 for a wrong setting).',
+    'With --workers N, N processes serve on the one port (node:cluster). Unless WEBHOOK_DELIVERY=off, starts one\n' +
+    '`plantstore deliver` process beside them, at a lower priority. Makes the store when it does not exist,\n' +
+    'and migrates an older schema; once listening, names the store on stderr. A failure at start is one line\n' +
+    'on stderr and exit code 1 (2 for a wrong setting).',
   SERVE_SETTINGS,
 );
 
@@ -37,14 +41,15 @@ export async function serveCommand(argv: readonly string[], context: CommandCont
     return 0;
   }
   const config = loadServeConfig({ env: context.env, flags: values as Record<string, string | undefined> });
+  const deliveryEnv = delivererEnv(context.env, values);
   // node:cluster and the child_process it brings load only for --workers N: a single process is spared their code.
   const cluster = config.workers > 1 ? (await import('node:cluster')).default : undefined;
   const nodeLine = checkNodeLine(context.nodeVersion);
   if (nodeLine !== undefined && 'warn' in nodeLine && cluster?.isWorker !== true) context.stderr.write(`plantstore: warning: ${nodeLine.warn}\n`);
-  if (cluster?.isPrimary) return superviseWorkers(config, cluster, context);
+  if (cluster?.isPrimary) return superviseWorkers(config, cluster, context, deliveryEnv);
   const worker = cluster?.worker;
   try {
-    return await serve(config, worker, context);
+    return await serve(config, worker, context, deliveryEnv);
   } catch (error) {
     if (worker === undefined) throw error;
     // The primary says why, once for all its workers.
@@ -57,14 +62,7 @@ export async function serveCommand(argv: readonly string[], context: CommandCont
   }
 }
 
-/** Resolves once SIGTERM or SIGINT arrives; later signals are absorbed, so a second Ctrl-C does not cut a graceful stop short. */
-function stopSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => resolve(signal));
-  });
-}
-
-async function serve(config: ServeConfig, worker: Worker | undefined, context: CommandContext): Promise<number> {
+async function serve(config: ServeConfig, worker: Worker | undefined, context: CommandContext, deliveryEnv: Record<string, string | undefined>): Promise<number> {
   const { store, note, changed } = await openNamedStore(config, { mayCreate: true });
   const app = buildApp(config, store, { tracing: await loadTracing(config) });
   const log = app.log;
@@ -82,6 +80,21 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
   const firstProcess = worker === undefined || worker.id === 1;
   const hintToken = firstProcess && !(await store.listTokens()).some((token) => token.revokedAt === null);
 
+  const webhookMetrics = new WebhookMetrics(app.metricsRegistry, store.webhooks);
+  // The deliverer's attempts count here: with --workers N, the primary passes them to every worker.
+  const countAttempts = (message: unknown) => {
+    if (isAttemptsReport(message)) countReported(webhookMetrics, message);
+  };
+  // Started before listening, so that it delivers by the time the server serves; stopped if listening fails.
+  let deliverer: DelivererProcess | undefined;
+  if (worker !== undefined) {
+    worker.on('message', countAttempts);
+    if (config.webhookDelivery) store.webhooks.onMessagesWritten(coalesced(() => worker.send(MESSAGES_WRITTEN), NUDGE_GAP_MS));
+  } else if (config.webhookDelivery) {
+    deliverer = new DelivererProcess(deliveryEnv, log, countAttempts);
+    store.webhooks.onMessagesWritten(deliverer.messagesWritten);
+    deliverer.start();
+  }
   const connections = connectionDrain(app.server);
   // Listened for before listening: a signal that comes while the server starts serving stops it gracefully, rather than killing it.
   const stopRequested = stopSignal();
@@ -91,6 +104,7 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
     if (moreSockets && config.port !== 0) await checkAddressFree(config.host, config.port);
     await app.listen({ host: config.host, port: config.port, ...(moreSockets ? { reusePort: true } : {}) });
   } catch (error) {
+    await deliverer?.stop();
     await store.close();
     throw listenFailure(error, config.host, config.port);
   }
@@ -112,23 +126,6 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
       'MAX_CONNECTIONS_PER_ADDRESS is not below MAX_CONNECTIONS, so one address can hold every connection: lower it (0 turns the limit off)',
     );
   }
-  const dispatcher = new WebhookDispatcher(
-    store.webhooks,
-    app.groupCommit,
-    {
-      timeoutMs: config.webhookTimeoutMs,
-      retryMinMs: config.webhookRetryMinMs,
-      retryMaxMs: config.webhookRetryMaxMs,
-      retryForMs: config.webhookRetryForMs,
-      concurrency: config.webhookConcurrency,
-      retentionMs: config.webhookRetentionMs,
-      pollMs: config.webhookPollMs,
-    },
-    log,
-    new WebhookMetrics(app.metricsRegistry, store.webhooks),
-    app.tracing?.deliveries,
-  );
-  dispatcher.start();
   const docs = config.docs ? `${app.listeningOrigin}${DOCS_PATH}` : undefined;
   log.info({ version: VERSION, url: app.listeningOrigin, docs, config: describeConfig(config) }, 'plantstore serving');
 
@@ -147,11 +144,11 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
     app.server.closeAllConnections();
   }, config.shutdownGraceMs);
   // Closing stops accepting, waits for the requests in flight and commits every queued write;
-  // the dispatcher meanwhile claims nothing more and records the attempts in flight.
+  // the deliverer meanwhile claims nothing more and records the attempts in flight.
   acceptors?.close();
-  await Promise.all([app.close(), dispatcher.stop(config.shutdownGraceMs)]);
+  await Promise.all([app.close(), deliverer?.stop()]);
   clearTimeout(grace);
-  // Last, so that the spans of the final commits and attempts are exported too.
+  // Last, so that the spans of the final commits are exported too.
   await app.tracing?.shutdown();
   await store.close();
   log.info({ config: describeConfig(config) }, 'stopped');
@@ -162,8 +159,15 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
 const REPORT_WAIT_MS = 1000;
 
 /** The primary of `--workers N`: forks N processes sharing the port, replaces one that dies while serving, and on a signal stops them all (exit 0 if all stopped cleanly). */
-async function superviseWorkers(config: ServeConfig, cluster: Cluster, context: CommandContext): Promise<number> {
+async function superviseWorkers(config: ServeConfig, cluster: Cluster, context: CommandContext, deliveryEnv: Record<string, string | undefined>): Promise<number> {
   const log = createLogger(config.logLevel);
+  const liveWorkers = () => Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined);
+  // One deliverer for the group, started once a worker serves; what it reports goes to every worker's metrics.
+  const deliverer = config.webhookDelivery
+    ? new DelivererProcess(deliveryEnv, log as FastifyBaseLogger, (report) => {
+        for (const worker of liveWorkers()) if (worker.isConnected()) worker.send(report);
+      })
+    : undefined;
   const reports = new WorkerReports(config.workers, context.stderr);
   let stopping = false;
   /** The workers that have listened: one that dies before has failed to start, and one ended while starting has stopped cleanly. */
@@ -172,8 +176,14 @@ async function superviseWorkers(config: ServeConfig, cluster: Cluster, context: 
   let failedAtStart: number | undefined;
   const fork = () => {
     const worker = cluster.fork();
-    worker.once('listening', () => listened.add(worker));
-    worker.on('message', (message) => reports.received(message));
+    worker.once('listening', () => {
+      listened.add(worker);
+      deliverer?.start();
+    });
+    worker.on('message', (message) => {
+      if (isMessagesWritten(message)) deliverer?.messagesWritten();
+      else reports.received(message);
+    });
     worker.once('exit', (code, signal) => {
       if (stopping) return;
       if (!listened.has(worker)) {
@@ -201,7 +211,8 @@ async function superviseWorkers(config: ServeConfig, cluster: Cluster, context: 
   const stopAll = async () => {
     if (stopping) return;
     stopping = true;
-    const workers = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined);
+    const workers = liveWorkers();
+    const delivererStopped = deliverer?.stop();
     const codes = await Promise.all(
       workers.map(
         (worker) =>
@@ -213,6 +224,7 @@ async function superviseWorkers(config: ServeConfig, cluster: Cluster, context: 
           }),
       ),
     );
+    await delivererStopped;
     resolveStopped(failedAtStart ?? (codes.some((code) => code !== 0) ? EXIT.failed : EXIT.ok));
   };
 

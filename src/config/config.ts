@@ -1,5 +1,5 @@
 import { ConfigError } from './setting.js';
-import { JWT_SETTINGS, SERVE_SETTINGS, type ServeConfig, type SettingValues, STORE_SETTINGS, type StoreConfig } from './setting-groups.js';
+import { DELIVER_SETTINGS, type DeliverConfig, JWT_SETTINGS, SERVE_SETTINGS, type ServeConfig, type SettingValues, STORE_SETTINGS, type StoreConfig } from './setting-groups.js';
 import { flagOf, type Setting, type SettingName, settings } from './settings.js';
 
 // The one reader of settings, from the environment a command is given rather than `process.env`,
@@ -10,7 +10,17 @@ export { type DatabaseLocation, parseDatabaseUrl } from './database-url.js';
 export { parsePostgresUrl, type PostgresHost, type PostgresUrl, type TargetSessionAttrs } from './postgres-url.js';
 export { describeConfig, describeSettings, shownDefault } from './describe.js';
 export { LOG_LEVELS, type LogLevel } from './settings.js';
-export { JWT_SETTINGS, SERVE_SETTINGS, type ServeConfig, STORE_SETTINGS, type StoreConfig, TRACING_SETTINGS, WEBHOOK_SETTINGS } from './setting-groups.js';
+export {
+  DELIVER_SETTINGS,
+  type DeliverConfig,
+  JWT_SETTINGS,
+  SERVE_SETTINGS,
+  type ServeConfig,
+  STORE_SETTINGS,
+  type StoreConfig,
+  TRACING_SETTINGS,
+  WEBHOOK_SETTINGS,
+} from './setting-groups.js';
 export { flagOf, settings } from './settings.js';
 
 /** Raw values as given: the environment, and flags by flag name (without `--`). */
@@ -22,15 +32,25 @@ export interface Sources {
 export function loadServeConfig(sources: Sources): ServeConfig {
   const config = loadSettings(SERVE_SETTINGS, sources);
   checkJwtSettings(config, sources);
+  checkDeliverySettings(config);
+  // The whole request includes its headers, so its deadline bounds theirs; Node's HTTP server
+  // applies neither as set when headersTimeout > requestTimeout.
+  return Object.freeze({ ...config, headersTimeoutMs: Math.min(config.headersTimeoutMs, config.requestTimeoutMs) });
+}
+
+export function loadDeliverConfig(sources: Sources): DeliverConfig {
+  const config = loadSettings(DELIVER_SETTINGS, sources);
+  checkDeliverySettings(config);
+  return Object.freeze({ ...config, port: isGiven(settings.port, sources) ? config.port : undefined });
+}
+
+function checkDeliverySettings(config: SettingValues<'webhookRetryMinMs' | 'webhookRetryMaxMs' | 'otelBspMaxExportBatchSize' | 'otelBspMaxQueueSize'>): void {
   if (config.webhookRetryMaxMs < config.webhookRetryMinMs) {
     throw new ConfigError(`WEBHOOK_RETRY_MAX_MS must be at least WEBHOOK_RETRY_MIN_MS (${config.webhookRetryMinMs}), got ${config.webhookRetryMaxMs}`);
   }
   if (config.otelBspMaxExportBatchSize > config.otelBspMaxQueueSize) {
     throw new ConfigError(`OTEL_BSP_MAX_EXPORT_BATCH_SIZE must be at most OTEL_BSP_MAX_QUEUE_SIZE (${config.otelBspMaxQueueSize}), got ${config.otelBspMaxExportBatchSize}`);
   }
-  // The whole request includes its headers, so its deadline bounds theirs; Node's HTTP server
-  // applies neither as set when headersTimeout > requestTimeout.
-  return Object.freeze({ ...config, headersTimeoutMs: Math.min(config.headersTimeoutMs, config.requestTimeoutMs) });
 }
 
 export function loadStoreConfig(sources: Sources): StoreConfig {

@@ -1,4 +1,4 @@
-import { type ServeConfig, SERVE_SETTINGS } from './setting-groups.js';
+import { type DeliverConfig, type ServeConfig, SERVE_SETTINGS } from './setting-groups.js';
 import { flagOf, type Setting, type SettingName, settings } from './settings.js';
 
 /** Help is wrapped within this many columns, so that a terminal does not wrap a meaning back to the first column. */
@@ -48,11 +48,11 @@ export function shownDefault(name: SettingName): string {
 }
 
 /** Settings as logs and `plantstore config` show them: by variable name, secrets masked, no password. */
-export function describeConfig(config: ServeConfig): Record<string, string> {
+export function describeConfig(config: ServeConfig | DeliverConfig, names: readonly SettingName[] = SERVE_SETTINGS): Record<string, string> {
   const shown: Record<string, string> = {};
-  for (const name of SERVE_SETTINGS) {
+  for (const name of names) {
     const setting: Setting<unknown> = settings[name];
-    const value = config[name];
+    const value = (config as Partial<Record<SettingName, unknown>>)[name];
     shown[setting.env] = value === undefined ? '' : showValue(setting, value);
   }
   return shown;

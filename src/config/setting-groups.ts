@@ -69,7 +69,24 @@ export const SERVE_SETTINGS = [
   ...JWT_SETTINGS,
   ...WEBHOOK_SETTINGS,
   ...TRACING_SETTINGS,
+  'webhookDelivery',
   'docs',
+] as const satisfies readonly SettingName[];
+
+/** What `plantstore deliver` reads: its store, its deliveries, and its optional HTTP port for health and metrics. */
+export const DELIVER_SETTINGS = [
+  'host',
+  'port',
+  'database',
+  'databasePoolSize',
+  'databaseQueryTimeoutMs',
+  'logLevel',
+  'shutdownGraceMs',
+  'authFailureLimit',
+  'authFailureWindowMs',
+  'metricsToken',
+  ...WEBHOOK_SETTINGS,
+  ...TRACING_SETTINGS,
 ] as const satisfies readonly SettingName[];
 
 /** What the commands that open the store read. */
@@ -82,5 +99,7 @@ export type StoreSettingName = (typeof STORE_SETTINGS)[number];
 export type SettingValues<N extends SettingName> = { readonly [K in N]: SettingValue<K> };
 
 export type ServeConfig = SettingValues<ServeSettingName>;
+/** `port` is undefined unless PORT or --port was given: a deliverer listens only when asked. */
+export type DeliverConfig = Omit<SettingValues<(typeof DELIVER_SETTINGS)[number]>, 'port'> & { readonly port: number | undefined };
 export type StoreConfig = SettingValues<StoreSettingName>;
 export type TracingConfig = SettingValues<(typeof TRACING_SETTINGS)[number]>;

@@ -278,11 +278,19 @@ export const settings = {
     help: 'how long delivered and failed webhook messages are kept, in ms',
     parse: (text, source) => parseInteger(text, source, 0, 365 * 86_400_000),
   }),
-  // A process's own creates wake its dispatcher at once; the poll finds the rest.
+  // Off for a fleet whose deliverers run apart (`plantstore deliver`): serve then sends nothing.
+  webhookDelivery: defineSetting({
+    env: 'WEBHOOK_DELIVERY',
+    default: true,
+    help: 'serve starts one webhook deliverer process beside its servers, at a lower priority: on or off',
+    show: (on) => (on ? 'on' : 'off'),
+    parse: (text, source) => parseOneOf(text, source, ['on', 'off'] as const) === 'on',
+  }),
+  // A server tells its own deliverer of the messages it commits; the poll finds the rest.
   webhookPollMs: defineSetting({
     env: 'WEBHOOK_POLL_MS',
     default: 1000, // milliseconds
-    help: 'how often each process looks for due webhook messages written elsewhere or retries that came due, in ms',
+    help: 'how often a deliverer looks for webhook messages its server did not tell it of, and for retries that came due, in ms',
     parse: (text, source) => parseInteger(text, source, 10, 600_000),
   }),
   ...tracingSettings,

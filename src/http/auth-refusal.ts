@@ -6,7 +6,7 @@ import type { RequestLog } from './error-answer.js';
 /** The app's one authFailures: every route that asks for a token shares one budget of guesses. */
 export interface RefusalDeps {
   readonly authFailures: AuthFailureLimiter;
-  readonly metrics: Metrics;
+  readonly metrics: Pick<Metrics, 'authFailures'>;
 }
 
 /** `error` (a 401) while `address` is within its limit, else 429 with Retry-After. */

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import type { SpanCounters } from '../tracing/tracing.js';
 import { RequestDurations } from './request-durations.js';
 
 const CREATE_OUTCOMES = ['created', 'replayed', 'conflict'] as const;
@@ -40,12 +41,7 @@ export class Metrics {
     this.#creates[outcome] += 1;
   }
 
-  readonly authFailures = new Counter({
-    name: 'plantstore_auth_failures_total',
-    help: 'Refused authentications, by reason: missing, unknown, revoked, expired, rate_limited, and jwt_* for JWTs',
-    labelNames: ['reason'] as const,
-    registers: [this.registry],
-  });
+  readonly authFailures = authFailuresCounter(this.registry);
 
   /** By policy, never by client: the number of clients has no bound. */
   readonly rateLimited = new Counter({
@@ -85,21 +81,33 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly spansExported = new Counter({
-    name: 'plantstore_trace_spans_exported_total',
-    help: 'Spans exported to the OTLP receiver',
-    registers: [this.registry],
-  });
-
-  /** A create never waits for the exporter: a full queue or a failed export drops spans. */
-  readonly spansDropped = new Counter({
-    name: 'plantstore_trace_spans_dropped_total',
-    help: 'Spans dropped, by reason: queue_full, or the failed export\'s error',
-    labelNames: ['reason'] as const,
-    registers: [this.registry],
-  });
+  readonly spans = spanCounters(this.registry);
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
+}
+
+/** The exporter's counts of the spans it sent and dropped, on a server's registry or a deliverer's. */
+export function spanCounters(registry: Registry): SpanCounters {
+  return {
+    exported: new Counter({ name: 'plantstore_trace_spans_exported_total', help: 'Spans exported to the OTLP receiver', registers: [registry] }),
+    // A create never waits for the exporter: a full queue or a failed export drops spans.
+    dropped: new Counter({
+      name: 'plantstore_trace_spans_dropped_total',
+      help: "Spans dropped, by reason: queue_full, or the failed export's error",
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+  };
+}
+
+/** Refused authentications, on a server's registry or a deliverer's (whose GET /metrics may ask for METRICS_TOKEN too). */
+export function authFailuresCounter(registry: Registry): Counter<'reason'> {
+  return new Counter({
+    name: 'plantstore_auth_failures_total',
+    help: 'Refused authentications, by reason: missing, unknown, revoked, expired, rate_limited, and jwt_* for JWTs',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
 }

@@ -1,18 +1,19 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { WebhookStore } from '../store/webhook-store.js';
+import type { AttemptOutcome, DeliveryMetrics } from '../webhooks/webhook-dispatcher.js';
 
-export class WebhookMetrics {
-  readonly attempts: Counter<'outcome'>;
-  readonly latency: Histogram;
+export class WebhookMetrics implements DeliveryMetrics {
+  readonly #attempts: Counter<'outcome'>;
+  readonly #latency: Histogram;
 
   constructor(registry: Registry, store: WebhookStore) {
-    this.attempts = new Counter({
+    this.#attempts = new Counter({
       name: 'plantstore_webhook_deliveries_total',
-      help: 'Webhook delivery attempts by this process, by outcome: delivered, retry or failed (out of retries)',
+      help: "Webhook delivery attempts of this process, or of the deliverer serve started, by outcome: delivered, retry or failed (out of retries)",
       labelNames: ['outcome'] as const,
       registers: [registry],
     });
-    this.latency = new Histogram({
+    this.#latency = new Histogram({
       name: 'plantstore_webhook_delivery_latency_seconds',
       help: "Time from a plant's commit to its webhook's 2xx answer",
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 600, 3600],
@@ -48,5 +49,10 @@ export class WebhookMetrics {
         this.set(oldest.length === 0 ? 0 : Math.max(0, (Date.now() - Math.min(...oldest)) / 1000));
       },
     });
+  }
+
+  attempt(outcome: AttemptOutcome, latencySeconds?: number): void {
+    this.#attempts.inc({ outcome });
+    if (latencySeconds !== undefined) this.#latency.observe(latencySeconds);
   }
 }

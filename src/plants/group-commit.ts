@@ -40,7 +40,6 @@ export class GroupCommit implements CommitQueue {
   #inFlight = 0;
   #flushScheduled = false;
   #commits = 0;
-  #plantsCommitted = 0;
   #whenIdle: (() => void)[] = [];
 
   constructor(store: PlantBatchWriter, options: GroupCommitOptions) {
@@ -60,10 +59,6 @@ export class GroupCommit implements CommitQueue {
 
   get commits(): number {
     return this.#commits;
-  }
-
-  get plantsCommitted(): number {
-    return this.#plantsCommitted;
   }
 
   get waiting(): number {
@@ -103,7 +98,6 @@ export class GroupCommit implements CommitQueue {
         batch.map((waiting) => waiting.plant),
         trace?.traceParents,
       );
-      this.#plantsCommitted += batch.length;
       this.#options.onCommit?.(batch.length, Number(process.hrtime.bigint() - started) / 1e9);
       trace?.end();
     } catch (error) {

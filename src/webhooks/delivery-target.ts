@@ -34,8 +34,6 @@ export class DeliveryTarget {
   #finished = 0;
   #rateSince: number;
   #rate = 0;
-  #gapStartedAt = 0;
-  #startedInGap = 0;
 
   constructor(subscription: Subscription, now: number, connections: number) {
     this.subscription = subscription;
@@ -61,10 +59,6 @@ export class DeliveryTarget {
     this.keys = keysOf(subscription, now);
   }
 
-  get queued(): number {
-    return this.#queue.length;
-  }
-
   /** How many more messages to claim now: for its free slots, or, when it holds more, none until they run down to half. */
   wanted(concurrency: number, now: number): number {
     const elapsed = now - this.#rateSince;
@@ -84,30 +78,12 @@ export class DeliveryTarget {
     for (const message of messages) this.#queue.push({ message, leaseEndsAt });
   }
 
-  freeSlots(concurrency: number): number {
-    return Math.max(0, concurrency - this.#queue.length - this.inFlight);
-  }
-
   next(concurrency: number): LeasedMessage | undefined {
     return this.inFlight < concurrency ? this.#queue.shift() : undefined;
   }
 
-  /** Attempts that may still start at `now`, when at most `most` start every `gapMs`. */
-  startsLeft(now: number, gapMs: number, most: number): number {
-    if (now - this.#gapStartedAt >= gapMs) {
-      this.#gapStartedAt = now;
-      this.#startedInGap = 0;
-    }
-    return most - this.#startedInGap;
-  }
-
-  gapEndsAt(gapMs: number): number {
-    return this.#gapStartedAt + gapMs;
-  }
-
   started(): void {
     this.inFlight += 1;
-    this.#startedInGap += 1;
   }
 
   finished(): void {

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { type EventLoopUtilization, performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ClaimedMessage, Settlement, WebhookStore } from '../store/webhook-store.js';
 import { type AttemptResult, loadReceiverClient } from './post-message.js';
@@ -8,8 +7,6 @@ import { webhookId } from './message.js';
 import { attemptDelivery } from './attempt-delivery.js';
 import type { DeliverySpans } from '../tracing/delivery-spans.js';
 import { DeliveryTarget, type LeasedMessage } from './delivery-target.js';
-import { DeliveryPace } from './delivery-pace.js';
-import type { WebhookMetrics } from '../observability/webhook-metrics.js';
 
 export interface DispatcherOptions {
   timeoutMs: number;
@@ -24,18 +21,13 @@ export interface DispatcherOptions {
   pollMs: number;
 }
 
-export interface CreatesWriter {
-  /** Plants committed so far: their pace shows whether deliveries slow creates down. */
-  readonly plantsCommitted: number;
-}
+export type AttemptOutcome = 'delivered' | 'retry' | 'failed';
 
-// While deliveries are held back (see DeliveryPace), turns (store work) come at most every BUSY_TURN_GAP_MS and attempts
-// start at most BUSY_SLOTS every BUSY_SEND_GAP_MS: beside saturated creates a delivery costs several creates, and the
-// turns, which cost the database, come half as often as the small bursts of attempts that keep the loop's pauses short.
-const BUSY_TURN_GAP_MS = 200;
-const BUSY_SEND_GAP_MS = 100;
-const BUSY_SLOTS = 8;
-const LOAD_WINDOW_MS = 100;
+/** Where a dispatcher counts its attempts: this process's metrics, or those of the server that started it (delivery-channel.ts). */
+export interface DeliveryMetrics {
+  /** One attempt's outcome; for a delivered one, the seconds from its plant's commit to the receiver's 2xx. */
+  attempt(outcome: AttemptOutcome, latencySeconds?: number): void;
+}
 /** Most messages one claim takes for a subscription: a turn's store work stays short, whatever the backlog. */
 const CLAIM_MOST = 256;
 /** Outcomes wait at most this long for company before a turn records them, unless SETTLE_BATCH are waiting. */
@@ -45,14 +37,14 @@ const SETTLE_BATCH = 256;
 const LEASE_MARGIN_MS = 500;
 
 /**
- * Delivers the outbox's messages apart from the request path: woken when a batch that wrote messages commits, and every
- * `pollMs` for others' messages, due retries and lapsed leases. A slow or failing subscription fills only its own slots.
+ * Delivers the outbox's messages: woken when a server says it committed messages, and every `pollMs` for others'
+ * messages, due retries and lapsed leases. A slow or failing subscription fills only its own slots.
  */
 export class WebhookDispatcher {
   readonly #store: WebhookStore;
   readonly #options: DispatcherOptions;
   readonly #log: FastifyBaseLogger;
-  readonly #metrics: WebhookMetrics | undefined;
+  readonly #metrics: DeliveryMetrics | undefined;
   readonly #spans: DeliverySpans | undefined;
   readonly #owner = `${hostname()}/${process.pid}/${randomUUID()}`;
   /** A claim holds a message this long: its wait for a slot (at most an attempt's timeout) and its attempt, so a live process never loses its lease mid-attempt. */
@@ -61,15 +53,8 @@ export class WebhookDispatcher {
   #settlements: Settlement[] = [];
   #inFlight = 0;
   #timer: NodeJS.Timeout | undefined;
-  #sendTimer: NodeJS.Timeout | undefined;
-  #sendTimerAt = Infinity;
   #scheduledAt = Infinity;
   #turn: Promise<void> | undefined;
-  #lastTurnAt = 0;
-  #lastWrittenAt = 0;
-  readonly #creates: CreatesWriter;
-  readonly #pace = new DeliveryPace();
-  #window: { loop: EventLoopUtilization; plantsCommitted: number; at: number };
   #again = false;
   #stopped = false;
   #lastPrune = 0;
@@ -77,10 +62,8 @@ export class WebhookDispatcher {
   /** Set when a stop's grace runs out and the attempts still in flight are cut. */
   #interrupted = false;
 
-  constructor(store: WebhookStore, creates: CreatesWriter, options: DispatcherOptions, log: FastifyBaseLogger, metrics?: WebhookMetrics, spans?: DeliverySpans) {
+  constructor(store: WebhookStore, options: DispatcherOptions, log: FastifyBaseLogger, metrics?: DeliveryMetrics, spans?: DeliverySpans) {
     this.#store = store;
-    this.#creates = creates;
-    this.#window = { loop: performance.eventLoopUtilization(), plantsCommitted: creates.plantsCommitted, at: Date.now() };
     this.#options = options;
     this.#log = log;
     this.#metrics = metrics;
@@ -89,11 +72,12 @@ export class WebhookDispatcher {
   }
 
   start(): void {
-    this.#store.onMessagesWritten(() => {
-      this.#lastWrittenAt = Date.now();
-      if (this.#roomForMessages()) this.wake();
-    });
     this.wake();
+  }
+
+  /** Told that new messages were committed: looks at once if some subscription has room for them. */
+  messagesWritten(): void {
+    if (this.#roomForMessages()) this.wake();
   }
 
   // Whether new messages may be claimed: a subscription not read yet, or an active one with room. Otherwise a wake costs a
@@ -107,14 +91,14 @@ export class WebhookDispatcher {
     return false;
   }
 
-  /** Looks at the outbox after the I/O already waiting (a create's answer goes first), the busy turn gap, or the turn under way. */
+  /** Looks at the outbox after the I/O already waiting, or after the turn under way. */
   wake(): void {
     if (this.#stopped) return;
     if (this.#turn !== undefined) {
       this.#again = true;
       return;
     }
-    this.#schedule(this.#nextTurnIn());
+    this.#schedule(0);
   }
 
   #schedule(delayMs: number): void {
@@ -125,62 +109,19 @@ export class WebhookDispatcher {
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#scheduledAt = Infinity;
-      this.#lastTurnAt = Date.now();
       this.#turn = this.#runTurn();
     }, delayMs);
   }
 
-  #nextTurnIn(): number {
-    const now = Date.now();
-    if (now - this.#window.at >= LOAD_WINDOW_MS) {
-      const loop = performance.eventLoopUtilization();
-      const plantsCommitted = this.#creates.plantsCommitted;
-      this.#pace.update(now, {
-        loop: performance.eventLoopUtilization(loop, this.#window.loop).utilization,
-        createsPerSecond: ((plantsCommitted - this.#window.plantsCommitted) * 1000) / (now - this.#window.at),
-        creating: now - this.#lastWrittenAt < 2 * LOAD_WINDOW_MS,
-      });
-      this.#window = { loop, plantsCommitted, at: now };
-    }
-    return this.#pace.paced ? Math.max(0, this.#lastTurnAt + BUSY_TURN_GAP_MS - now) : 0;
-  }
-
-  #startsPerGap(): number {
-    return BUSY_SLOTS * this.#pace.share;
-  }
-
-  #slots(): number {
-    return this.#pace.paced ? Math.min(this.#startsPerGap(), this.#options.concurrency) : this.#options.concurrency;
-  }
-
-  /** How many more messages a subscription should claim now; while paced, what it may send until the next turn. */
+  /** How many more messages a subscription should claim now. */
   #claimable(target: DeliveryTarget, now: number): number {
-    if (this.#pace.paced) return Math.min(CLAIM_MOST, target.freeSlots((BUSY_TURN_GAP_MS / BUSY_SEND_GAP_MS) * this.#startsPerGap()));
-    return Math.min(CLAIM_MOST, target.wanted(this.#slots(), now));
-  }
-
-  #startsAllowed(target: DeliveryTarget, now: number): number {
-    return this.#pace.paced ? target.startsLeft(now, BUSY_SEND_GAP_MS, this.#startsPerGap()) : Infinity;
-  }
-
-  /** Starts the held messages of every subscription once `target`'s send gap is over (or sooner, for another's). */
-  #sendAfterGap(target: DeliveryTarget): void {
-    const at = target.gapEndsAt(BUSY_SEND_GAP_MS);
-    if (this.#stopped || this.#sendTimerAt <= at) return;
-    clearTimeout(this.#sendTimer);
-    this.#sendTimerAt = at;
-    this.#sendTimer = setTimeout(() => {
-      this.#sendTimer = undefined;
-      this.#sendTimerAt = Infinity;
-      for (const waiting of this.#targets.values()) this.#sendHeld(waiting);
-    }, Math.max(0, at - Date.now()));
+    return Math.min(CLAIM_MOST, target.wanted(this.#options.concurrency, now));
   }
 
   /** Claims nothing more, releases held messages, gives attempts in flight `graceMs` before cutting them, and records their outcomes. */
   async stop(graceMs: number): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
-    clearTimeout(this.#sendTimer);
     await this.#turn;
     for (const target of this.#targets.values()) this.#release(target.takeAll());
     if (this.#inFlight > 0) {
@@ -220,9 +161,9 @@ export class WebhookDispatcher {
       this.#turn = undefined;
       if (this.#again) {
         this.#again = false;
-        this.#schedule(this.#nextTurnIn());
+        this.#schedule(0);
       } else {
-        this.#schedule(this.#settlements.length > 0 ? this.#settleIn() : this.#options.pollMs);
+        this.#schedule(this.#settlements.length > 0 ? SETTLE_GAP_MS : this.#options.pollMs);
       }
     }
   }
@@ -272,14 +213,9 @@ export class WebhookDispatcher {
 
   #sendHeld(target: DeliveryTarget): void {
     for (;;) {
-      const now = Date.now();
-      if (this.#startsAllowed(target, now) <= 0) {
-        if (target.queued > 0) this.#sendAfterGap(target);
-        return;
-      }
-      const held = target.next(this.#slots());
+      const held = target.next(this.#options.concurrency);
       if (held === undefined) return;
-      if (this.#stopped || now + this.#options.timeoutMs + LEASE_MARGIN_MS > held.leaseEndsAt) this.#release([held]);
+      if (this.#stopped || Date.now() + this.#options.timeoutMs + LEASE_MARGIN_MS > held.leaseEndsAt) this.#release([held]);
       else void this.#send(target, held.message);
     }
   }
@@ -304,18 +240,13 @@ export class WebhookDispatcher {
     if (this.#inFlight === 0) for (const resolve of this.#whenIdle.splice(0)) resolve();
     this.#sendHeld(target);
     if (this.#settlements.length >= SETTLE_BATCH || this.#claimable(target, Date.now()) > 0) this.wake();
-    else this.#schedule(this.#settleIn());
-  }
-
-  #settleIn(): number {
-    return Math.max(SETTLE_GAP_MS, this.#nextTurnIn());
+    else this.#schedule(SETTLE_GAP_MS);
   }
 
   #settlementOf(target: DeliveryTarget, message: ClaimedMessage, result: AttemptResult): Settlement {
     const { id: messageId, subscriptionId, attempt } = message;
     if (result.delivered) {
-      this.#metrics?.attempts.inc({ outcome: 'delivered' });
-      this.#metrics?.latency.observe((Date.now() - message.createdAt.getTime()) / 1000);
+      this.#metrics?.attempt('delivered', (Date.now() - message.createdAt.getTime()) / 1000);
       return { messageId, subscriptionId, attempt, outcome: 'delivered', answer: `HTTP ${result.status}` };
     }
     const retryInMs = retryDelayMs(attempt, { minMs: this.#options.retryMinMs, maxMs: this.#options.retryMaxMs });
@@ -330,11 +261,11 @@ export class WebhookDispatcher {
       error: result.error,
     };
     if (outOfTime) {
-      this.#metrics?.attempts.inc({ outcome: 'failed' });
+      this.#metrics?.attempt('failed');
       this.#log.warn({ ...logged, retryForMs: this.#options.retryForMs }, 'webhook delivery failed for good: out of retries');
       return { messageId, subscriptionId, attempt, outcome: 'failed', error: result.error };
     }
-    this.#metrics?.attempts.inc({ outcome: 'retry' });
+    this.#metrics?.attempt('retry');
     this.#log.warn({ ...logged, nextAttemptAt: new Date(nextAttemptAt).toISOString() }, 'webhook delivery failed; it will be retried');
     return { messageId, subscriptionId, attempt, outcome: 'retry', retryInMs, error: result.error };
   }

@@ -243,7 +243,8 @@ test('restore where the store file is gone makes it from the backup, and removes
   const env = { DATABASE_URL: store.url };
   const file = join(tempDir(t), 'backup.db');
   assert.equal((await runInProcess(['backup', file], env)).code, 0);
-  const server = await startServer(t, env);
+  // No deliverer: one would outlive the killed server and fold the log into the file as it closed the store.
+  const server = await startServer(t, { ...env, WEBHOOK_DELIVERY: 'off' });
   const lost = Array.from({ length: 50 }, (_, i) => i + 1);
   assert.deepEqual(await statuses(server.url, store.token, lost.map((id) => plantBody(id))), lost.map(() => 200));
   await server.stop('SIGKILL');

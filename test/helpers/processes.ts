@@ -69,13 +69,24 @@ export interface ServerProcess {
  * Starts `bin/plantstore serve` on a free port and waits until it listens;
  * killed after the test. `nodeArgs` go to Node.js itself (`--expose-gc`, ...).
  */
-export async function startServer(
+export function startServer(t: TestContext, env: Record<string, string>, args: readonly string[] = [], nodeArgs: readonly string[] = []): Promise<ServerProcess> {
+  return startPlantstore(t, env, ['serve', '--port', '0', ...args], nodeArgs, (entry) => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(entry['msg']))?.[1]);
+}
+
+/** Starts `bin/plantstore deliver` with its health and metrics port on a free one, and waits until it delivers; killed after the test. */
+export function startDeliverer(t: TestContext, env: Record<string, string>, args: readonly string[] = []): Promise<ServerProcess> {
+  return startPlantstore(t, env, ['deliver', '--port', '0', ...args], [], (entry) => (entry['msg'] === 'plantstore delivering webhooks' ? String(entry['url']) : undefined));
+}
+
+/** `bin/plantstore ARGS`, until a log line gives `urlOf` its address. */
+async function startPlantstore(
   t: TestContext,
   env: Record<string, string>,
-  args: readonly string[] = [],
-  nodeArgs: readonly string[] = [],
+  args: readonly string[],
+  nodeArgs: readonly string[],
+  urlOf: (entry: Record<string, unknown>) => string | undefined,
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve', '--port', '0', ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], {
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -92,12 +103,12 @@ export async function startServer(
     lines.on('line', (line) => {
       const entry = JSON.parse(line) as Record<string, unknown>;
       logs.push(entry);
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(entry['msg']));
-      if (match?.[1] !== undefined) resolve(match[1]);
+      const url = urlOf(entry);
+      if (url !== undefined) resolve(url);
     });
-    child.once('exit', (code, signal) => reject(new Error(`the server exited with ${code ?? signal} before listening: ${stderr}`)));
+    child.once('exit', (code, signal) => reject(new Error(`plantstore ${args[0]} exited with ${code ?? signal} before it started: ${stderr}`)));
   });
-  const url = await within('the server listens', listening, LISTEN_TIMEOUT_MS);
+  const url = await within(`plantstore ${args[0]} starts`, listening, LISTEN_TIMEOUT_MS);
   return {
     url,
     child,
@@ -107,7 +118,7 @@ export async function startServer(
     },
     stop: async (signal = 'SIGTERM') => {
       child.kill(signal);
-      const [code] = (await within(`the server exits after ${signal}`, closed, EXIT_TIMEOUT_MS)) as [number | null];
+      const [code] = (await within(`plantstore ${args[0]} exits after ${signal}`, closed, EXIT_TIMEOUT_MS)) as [number | null];
       return code;
     },
   };

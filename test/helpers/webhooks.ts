@@ -38,7 +38,13 @@ export async function serverWithWebhook(
   receiver.secrets = [subscription.secret];
   if (answer !== undefined) receiver.answer = answer;
   const server = await startServer(t, env);
+  await delivererStarted(server);
   return { env, receiver, subscription, token, server };
+}
+
+/** Waits for the start line of the deliverer `serve` started beside itself: its deliveries begin from there. */
+export async function delivererStarted(server: ServerProcess): Promise<void> {
+  await until('the deliverer serve started says it delivers', () => server.logs.some((line) => line['msg'] === 'plantstore delivering webhooks'), 20_000);
 }
 
 export interface ListedSubscription {

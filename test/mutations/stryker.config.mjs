@@ -14,7 +14,6 @@ export default {
       'test/contract/exact-json.test.ts',
       'test/webhooks/signature.test.ts',
       'test/http/limit-key.test.ts',
-      'test/webhooks/delivery-pace.test.ts',
       'test/tokens/duration.test.ts',
     ],
     nodeArgs: ['--import', 'tsx', '--require', '{{hookFile}}'],
@@ -22,9 +21,7 @@ export default {
   mutate: [
     'src/contract/exact-json.ts',
     'src/webhooks/signature.ts',
-    'src/webhooks/retry-delay.ts',
     'src/http/limit-key.ts',
-    'src/webhooks/delivery-pace.ts',
     'src/tokens/duration.ts',
   ],
   coverageAnalysis: 'perTest',

@@ -163,11 +163,16 @@ if (skip !== undefined) {
   });
 }
 
-test('the systemd unit passes systemd-analyze verify', (t) => {
-  if (!requireOrSkip(t, 'systemd-analyze is not installed (Debian\'s systemd package)', spawnSync('systemd-analyze', ['--version']).error === undefined)) return;
-  const unit = join(tempDir(t), 'plantstore@8081.service');
-  writeFileSync(unit, fillTemplate('plantstore.service', { INSTALL_DIR: fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '') }));
-  const verified = spawnSync('systemd-analyze', ['verify', unit], { encoding: 'utf8' });
-  assert.equal(verified.status, 0, verified.stderr);
-  assert.equal(verified.stderr.trim(), '', 'no warning');
-});
+for (const [file, instance] of [
+  ['plantstore.service', 'plantstore@8081.service'],
+  ['plantstore-deliver.service', 'plantstore-deliver@9101.service'],
+] as const) {
+  test(`the systemd unit ${file} passes systemd-analyze verify`, (t) => {
+    if (!requireOrSkip(t, 'systemd-analyze is not installed (Debian\'s systemd package)', spawnSync('systemd-analyze', ['--version']).error === undefined)) return;
+    const unit = join(tempDir(t), instance);
+    writeFileSync(unit, fillTemplate(file, { INSTALL_DIR: fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '') }));
+    const verified = spawnSync('systemd-analyze', ['verify', unit], { encoding: 'utf8' });
+    assert.equal(verified.status, 0, verified.stderr);
+    assert.equal(verified.stderr.trim(), '', 'no warning');
+  });
+}

@@ -52,7 +52,7 @@ async function setUp(t: TestContext): Promise<Setup> {
     subscriptionId: added.subscription.id,
     logs,
     start(spans, options) {
-      dispatcher = new WebhookDispatcher(store.webhooks, { plantsCommitted: 0 }, { ...OPTIONS, ...options }, log as unknown as FastifyBaseLogger, undefined, spans);
+      dispatcher = new WebhookDispatcher(store.webhooks, { ...OPTIONS, ...options }, log as unknown as FastifyBaseLogger, undefined, spans);
       dispatcher.start();
     },
   };

@@ -75,8 +75,12 @@ for (const backend of backends) {
     const attempts = receiver.attemptsById();
     assert.equal(attempts.size, 3);
     for (const tries of attempts.values()) assert.ok(tries.length >= 2, 'retried before failing');
-    const metrics = await (await fetch(`${server.url}/metrics`)).text();
-    assert.match(metrics, /^plantstore_webhook_deliveries_total\{outcome="failed"\} 3$/m);
+    // The deliverer tells serve of its attempts every half second.
+    let metrics = '';
+    await until('serve counts the three failures', async () => {
+      metrics = await (await fetch(`${server.url}/metrics`)).text();
+      return /^plantstore_webhook_deliveries_total\{outcome="failed"\} 3$/m.test(metrics);
+    });
     assert.match(metrics, /^plantstore_webhook_deliveries_total\{outcome="retry"\} \d+$/m);
     assert.match(metrics, /^plantstore_webhook_backlog_messages\{subscription="1"\} 0$/m);
     assert.match(metrics, /^plantstore_webhook_oldest_pending_seconds 0$/m);

@@ -21,10 +21,14 @@ export class SqlitePlantBatch {
   readonly #statements;
   readonly #transaction: Database.Transaction<(plants: readonly NewPlant[], announce: boolean, traceParents?: TraceParents) => CreatePlantResult[]>;
   readonly #onMessages: () => void;
+  readonly #db: Database.Database;
   #wroteMessages = false;
 
   constructor(db: Database.Database, onMessages: () => void) {
+    this.#db = db;
     this.#statements = {
+      noWait: db.prepare('PRAGMA busy_timeout = 0'),
+      wait: db.prepare(`PRAGMA busy_timeout = ${db.pragma('busy_timeout', { simple: true }) as number}`),
       insert: db.prepare('INSERT INTO plants (id, name, tag, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING'),
       find: db.prepare('SELECT id, name, tag FROM plants WHERE id = ?').safeIntegers(true),
       // One read of a small table a batch; without subscriptions that is all the outbox costs.
@@ -37,8 +41,22 @@ export class SqlitePlantBatch {
     this.#onMessages = onMessages;
   }
 
-  write(plants: readonly NewPlant[], traceParents?: TraceParents): CreatePlantResult[] {
-    const results = this.#transaction.immediate(plants, true, traceParents);
+  /**
+   * Writes the batch, or returns undefined at once when another connection holds the write lock (a deliverer's claim, another
+   * worker's batch): SQLite's own wait would put the thread to sleep for a millisecond or more, and every request with it.
+   */
+  tryWrite(plants: readonly NewPlant[], traceParents?: TraceParents): CreatePlantResult[] | undefined {
+    this.#statements.noWait.get();
+    let results: CreatePlantResult[];
+    try {
+      results = this.#transaction.immediate(plants, true, traceParents);
+    } catch (error) {
+      // BUSY at BEGIN: nothing was written.
+      if ((error as { code?: unknown }).code === 'SQLITE_BUSY' && !this.#db.inTransaction) return undefined;
+      throw error;
+    } finally {
+      this.#statements.wait.get();
+    }
     if (this.#wroteMessages) this.#onMessages();
     return results;
   }

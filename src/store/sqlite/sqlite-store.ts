@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
+import { ServiceError } from '../../errors.js';
 import type { NewPlant } from '../../plants/plant.js';
 import { type SchemaChange, schemaState, type SchemaState, StoreMissing, type StoreOpening } from '../migration.js';
 import type { RateLimitStore } from '../rate-limit-store.js';
@@ -29,6 +31,8 @@ import { SqliteWebhookStore } from './webhook-store.js';
 
 /** How long a statement waits for a lock another process holds (the command line writes the same file), and how long a new file's switch to WAL is tried again. */
 const BUSY_TIMEOUT_MS = 5000;
+/** A batch that meets the write lock tries again after the I/O waiting this many times, then every millisecond. */
+const LOCK_SPINS = 8;
 const NO_FILE = 'no such file';
 const NO_SCHEMA = 'the file holds no plantstore tables';
 
@@ -156,7 +160,14 @@ export class SqliteStore implements Store {
   }
 
   async createPlants(plants: readonly NewPlant[], traceParents?: readonly (string | undefined)[]): Promise<CreatePlantResult[]> {
-    return translateErrors(() => this.#plantBatch.write(plants, traceParents));
+    // The write lock is waited for here, between turns of the event loop, not asleep in SQLite's busy handler.
+    const deadline = Date.now() + BUSY_TIMEOUT_MS;
+    for (let tries = 1; ; tries++) {
+      const results = translateErrors(() => this.#plantBatch.tryWrite(plants, traceParents));
+      if (results !== undefined) return results;
+      if (Date.now() >= deadline) throw new ServiceError('STORE_UNAVAILABLE', { cause: new Error(`the write lock stayed with another connection for ${BUSY_TIMEOUT_MS} ms`) });
+      await (tries < LOCK_SPINS ? setImmediate() : sleep(1));
+    }
   }
 
   async importPlants(plants: readonly NewPlant[]): Promise<CreatePlantResult[]> {
