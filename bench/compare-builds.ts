@@ -29,7 +29,7 @@ import { parseArgs } from 'node:util';
 import { loadGenerator, requireAllAnswered } from './load/load-generator.js';
 import { median } from './median.js';
 import { cpuSince, postgresCpuSeconds } from './postgres-cpu.js';
-import { binLaunch, freePort } from './servers.js';
+import { binLaunch, freePort, unpinChildren } from './servers.js';
 import { startOtlpSink, tracedSettings } from './otlp-sink.js';
 import { freshStore, multiHostUrl, type StoreKind, subscribe } from './stores.js';
 import { type BenchReceiver, startReceiver } from './webhook-receiver.js';
@@ -116,6 +116,7 @@ for (let round = 1; round <= Number(values.rounds); round++) {
         if (await fetch(`${url}/healthz`).then(() => true, () => false)) break;
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
+      if (pinned) unpinChildren(child.pid!);
       let before = 0;
       let databaseBefore = new Map<number, number>();
       let deliveredBefore: Promise<number> | undefined;

@@ -188,7 +188,7 @@ async function measureWebhook(): Promise<WebhookRound> {
       subscribe: (bench) => subscribe(bench.url, receiver.url),
       preload: (bench, count) => preload(bench.url, count, () => undefined),
       startService: (bench, settings = {}) => startService({ ...serviceSettings, ...settings, DATABASE_URL: bench.url }, serverCpu),
-      // On the service's core, as the one serve starts.
+      // On the server's core, apart from the receiver's and the load generator's.
       startDeliverer: (bench, settings = {}) => startDeliverer({ ...serviceSettings, ...settings, DATABASE_URL: bench.url }, serverCpu),
       load: (server, bench, run) => loadGenerator.run({ url: server.url, token: bench.token, idBase: idBase(), cpu: loadCpu, ...run }),
       log: (line) => process.stderr.write(`  webhook ${line}\n`),

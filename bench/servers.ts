@@ -1,6 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -8,6 +9,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** A server under load: where it listens, and how to read its peak memory and stop it. */
 export interface RunningServer {
   url: string;
+  pid: number;
   /** Peak resident memory since the process started (VmHWM), in MiB. */
   peakRssMiB(): number;
   /**
@@ -20,10 +22,25 @@ export interface RunningServer {
   kill(): Promise<void>;
 }
 
-/** `cpu`: the core to pin the server to with taskset, when the caller found taskset and two cores. */
+/**
+ * `cpu`: the core to pin the server to with taskset, when the caller found taskset and two cores. The deliverer it
+ * starts is left to the operating system, as on an operator's machine (see unpinChildren).
+ */
 export async function startService(env: Record<string, string>, cpu: number | undefined): Promise<RunningServer> {
   // Run as an operator runs it, so that the Node.js flags of its first line apply.
-  return start((port) => [`${ROOT}/bin/plantstore`, 'serve', '--port', String(port)], env, cpu);
+  const server = await start((port) => [`${ROOT}/bin/plantstore`, 'serve', '--port', String(port)], env, cpu);
+  if (cpu !== undefined) unpinChildren(server.pid);
+  return server;
+}
+
+/**
+ * Lets the child processes of `pid` (a server's deliverer, which inherited its pinning) run on any core: the server is
+ * pinned to keep it apart from the load generator, not to hold its deliverer on its core. A deliverer started later by
+ * the server (after one died) keeps the pinning.
+ */
+export function unpinChildren(pid: number): void {
+  const cores = `0-${availableParallelism() - 1}`;
+  for (const child of childPids(pid)) spawnSync('taskset', ['-a', '-p', '-c', cores, String(child)], { stdio: 'ignore' });
 }
 
 /** `bin/plantstore deliver`, with its health and metrics port, so that the benchmark knows when it has started. */
@@ -67,6 +84,7 @@ async function start(commandFor: (port: number) => string[], env: Record<string,
   await waitUntilServing(url, child);
   return {
     url,
+    pid: child.pid!,
     peakRssMiB: () => {
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
       return Number(/^VmHWM:\s+(\d+) kB/m.exec(status)![1]) / 1024;

@@ -75,7 +75,7 @@ export function webhookReport(rounds: WebhookRound[], phases: WebhookPhases, loa
 
   const section = `## Webhook delivery
 
-Each round, each phase on a fresh store with one subscription to the receiver; the service is \`bin/plantstore serve\` with its defaults, which start one \`plantstore deliver\` beside it at a lower priority:
+Each round, each phase on a fresh store with one subscription to the receiver; the service is \`bin/plantstore serve\` with its defaults, which start one \`plantstore deliver\` beside it at a lower priority, pinned to core 0 while its deliverer may run on either core:
 - Saturated: ${loadGenerator} at ${phases.saturationConnections} connections for ${phases.saturationSeconds} s (after 2 s of warm-up), on a store with no subscription and then on one with a subscription; the share kept is the second's creates a second over the first's.
 - Drains: ${count(phases.drainMessages)} plants written with their messages before any deliverer runs, then one \`plantstore deliver\` (and then two), until the receiver has every message: deliveries a second from their start to the last arrival; CPU µs/delivery: the deliverers' user + system time over it.
 - Steady: ${count(phases.steadyPerSecond)} creates a second for ${phases.steadySeconds} s; lag: from each plant's commit (its body's \`timestamp\`) to its first arrival, for every message of the phase; max oldest pending: the largest \`plantstore_webhook_oldest_pending_seconds\` scraped every 500 ms.
