@@ -47,7 +47,8 @@ async function deliver(config: DeliverConfig, context: CommandContext): Promise<
   // loads only when something reads it: a deliverer beside each server starts in about half the time.
   const own = parent === undefined || config.port !== undefined || startTracing !== undefined ? await ownMetrics(store) : undefined;
   const tracing = own === undefined ? undefined : startTracing?.(own.spans);
-  const reported = parent === undefined ? undefined : new ReportedAttempts((report) => parent.send(report));
+  // Not once the server is gone: a send on a closed channel throws.
+  const reported = parent === undefined ? undefined : new ReportedAttempts((report) => parent.connected && parent.send(report));
   const metrics = reported ?? own?.webhooks;
   let stopping = false;
   const status =

@@ -21,6 +21,8 @@ const RESTART_DELAY_MS = 1000;
 const MOST_RESTART_DELAY_MS = 30_000;
 /** A deliverer that ran this long before dying died of something else than its start: the next one starts after RESTART_DELAY_MS. */
 const YOUNG_MS = 10_000;
+/** A stopping deliverer gets its grace and this much more to record its outcomes before it is killed. */
+const STOP_MARGIN_MS = 5000;
 
 /**
  * The `plantstore deliver` process a server starts beside itself (WEBHOOK_DELIVERY=on), at a lower priority: told of the
@@ -78,15 +80,23 @@ export class DelivererProcess {
     }
   }
 
-  /** Stops the deliverer (it hands its held messages back and finishes its attempts within its grace) and starts none again. */
-  async stop(): Promise<void> {
+  /**
+   * Stops the deliverer (it hands its held messages back and finishes its attempts within `graceMs`) and starts none
+   * again; one still running STOP_MARGIN_MS after its grace is killed, so that a stuck deliverer never holds serve up.
+   */
+  async stop(graceMs: number): Promise<void> {
     this.#stopping = true;
     clearTimeout(this.#restart);
     const child = this.#child;
     if (child === undefined) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
+    const killer = setTimeout(() => {
+      this.#log.error({ delivererPid: child.pid, graceMs }, 'the webhook deliverer did not stop within its grace: killing it');
+      child.kill('SIGKILL');
+    }, graceMs + STOP_MARGIN_MS);
     await exited;
+    clearTimeout(killer);
   }
 }
 

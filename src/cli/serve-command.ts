@@ -104,7 +104,7 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
     if (moreSockets && config.port !== 0) await checkAddressFree(config.host, config.port);
     await app.listen({ host: config.host, port: config.port, ...(moreSockets ? { reusePort: true } : {}) });
   } catch (error) {
-    await deliverer?.stop();
+    await deliverer?.stop(config.shutdownGraceMs);
     await store.close();
     throw listenFailure(error, config.host, config.port);
   }
@@ -146,7 +146,7 @@ async function serve(config: ServeConfig, worker: Worker | undefined, context: C
   // Closing stops accepting, waits for the requests in flight and commits every queued write;
   // the deliverer meanwhile claims nothing more and records the attempts in flight.
   acceptors?.close();
-  await Promise.all([app.close(), deliverer?.stop()]);
+  await Promise.all([app.close(), deliverer?.stop(config.shutdownGraceMs)]);
   clearTimeout(grace);
   // Last, so that the spans of the final commits are exported too.
   await app.tracing?.shutdown();
@@ -212,7 +212,7 @@ async function superviseWorkers(config: ServeConfig, cluster: Cluster, context: 
     if (stopping) return;
     stopping = true;
     const workers = liveWorkers();
-    const delivererStopped = deliverer?.stop();
+    const delivererStopped = deliverer?.stop(config.shutdownGraceMs);
     const codes = await Promise.all(
       workers.map(
         (worker) =>

@@ -86,16 +86,22 @@ async function startPlantstore(
   nodeArgs: readonly string[],
   urlOf: (entry: Record<string, unknown>) => string | undefined,
 ): Promise<ServerProcess> {
+  // In a process group of its own, so that the deliverer it starts goes with it after the test, whatever its state.
   const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], {
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   // 'close' comes after 'exit' and after stdout is read to its end: every log line is in by then.
   const closed = once(child, 'close');
   t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // The whole group has exited.
+    }
   });
   const logs: Record<string, unknown>[] = [];
   const listening = new Promise<string>((resolve, reject) => {
