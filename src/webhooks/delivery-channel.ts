@@ -18,16 +18,19 @@ export interface AttemptsReport {
 /** The deliverer tells of its attempts at most this often: a message a delivery would cost the channel more than the delivery. */
 const REPORT_EVERY_MS = 500;
 
+/** What a message on the channel is, by its `plantstore` field; undefined for one of another sender. */
+const kindOf = (message: unknown): unknown => (message as { plantstore?: unknown } | null)?.plantstore;
+
 export function isMessagesWritten(message: unknown): boolean {
-  return (message as { plantstore?: unknown } | null)?.plantstore === MESSAGES_WRITTEN.plantstore;
+  return kindOf(message) === MESSAGES_WRITTEN.plantstore;
 }
 
 export function isDelivering(message: unknown): boolean {
-  return (message as { plantstore?: unknown } | null)?.plantstore === DELIVERING.plantstore;
+  return kindOf(message) === DELIVERING.plantstore;
 }
 
 export function isAttemptsReport(message: unknown): message is AttemptsReport {
-  return (message as { plantstore?: unknown } | null)?.plantstore === 'attempts';
+  return kindOf(message) === 'attempts';
 }
 
 /** Counts what a report tells into `metrics`. */
